@@ -1,0 +1,93 @@
+# memdbg: page-guard memory debugger and the nonlinear remap_file_pages()
+# kernel feature behind it.  See README.md.
+#
+#   make              libmemdbg.so, the memdbg command and the test programs
+#   make deps         install the Debian packages the project needs
+#   make kernel       patched and stock guest kernels (build/kernel/obj-*)
+#   make vm-run CMD='shell command' [KERNEL=stock|patched|debug]
+#   make check        everything, host and guest tests; ends "N passed, N failed"
+#   make demo         stock vs patched comparisons (VMA counts)
+#   make bench        benchmarks (figures, not pass/fail)
+
+BUILD      := build
+CC         ?= gcc
+# The guest runs the host's binaries, so everything is built on the host.
+KERNEL     ?= patched
+VM_TIMEOUT ?= 300
+export KERNEL VM_TIMEOUT BUILD
+
+HOST_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g
+
+.PHONY: all deps kernel kernel-patched kernel-stock kernel-debug kernel-export \
+	kernel-checkpatch vm-run tests check demo bench examples clean distclean help
+
+all: lib examples
+
+help:
+	@sed -n '3,11s/^# \{0,1\}//p' Makefile
+
+deps:
+	@tests/deps.sh
+
+# --- kernel ----------------------------------------------------------------
+kernel:
+	@kernel/scripts/build-kernel.sh stock patched
+
+kernel-patched:
+	@kernel/scripts/build-kernel.sh patched
+
+kernel-stock:
+	@kernel/scripts/build-kernel.sh stock
+
+kernel-debug:
+	@kernel/scripts/build-kernel.sh debug
+
+# Save the commits on the patched branch of build/kernel/linux as the series.
+kernel-export:
+	@kernel/scripts/export-series.sh
+
+kernel-checkpatch:
+	@kernel/scripts/checkpatch-series.sh
+
+# --- guest runner --------------------------------------------------------------
+# make cannot exit with an arbitrary status: when CMD fails, make vm-run
+# fails too ("Error N" names CMD's status); vm-run.sh returns it exactly.
+vm-run:
+	$(if $(value CMD),,@echo "make vm-run: set CMD='shell command' (KERNEL=patched|stock|debug, VM_TIMEOUT=seconds)" >&2; exit 2)
+	@case "$(KERNEL)" in stock|debug|patched) MEMDBG_KERNEL_QUIET=1 kernel/scripts/build-kernel.sh $(KERNEL) ;; esac
+	@kernel/scripts/vm-run.sh -- '$(subst ','\'',$(value CMD))'
+
+# --- userspace -------------------------------------------------------------------
+EXAMPLES := $(BUILD)/examples/remap_reverse
+
+examples: $(EXAMPLES)
+
+$(BUILD)/examples/%: examples/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -o $@ $<
+
+-include memdbg/lib.mk
+-include tests/tests.mk
+
+# --- top-level flows -------------------------------------------------------------
+check: deps
+	@$(MAKE) -s kernel
+	@$(MAKE) -s all tests
+	@tests/check.sh
+
+demo: deps
+	@$(MAKE) -s kernel
+	@$(MAKE) -s all
+	@examples/demo.sh
+
+bench: deps
+	@$(MAKE) -s kernel
+	@$(MAKE) -s all tests benchmarks
+	@tests/bench.sh
+
+clean:
+	rm -rf $(BUILD)/examples $(BUILD)/tests $(BUILD)/lib $(BUILD)/libmemdbg.so $(BUILD)/memdbg $(BUILD)/vm/runs
+
+# Also drops the kernel trees and objects (the next make kernel re-extracts).
+distclean:
+	rm -rf $(BUILD)

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Run every test suite, on the host and in guests, and count the results.
+# Each suite prints TAP (ok / not ok / # SKIP lines); this script keeps each
+# suite's output in build/test-results/<suite>.tap, shows it as it runs and
+# ends with one line: "N passed, N failed, N skipped".
+#
+#   tests/check.sh [SUITE...]     default: all suites (see --list)
+set -uo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo" || exit 2
+build=${BUILD:-build}
+results=$build/test-results
+mkdir -p "$results"
+
+# name | where | command (run from the repository root)
+suites=(
+	"infra|host|tests/infra/vm_run.sh"
+	"lib-host|host|tests/lib/run.sh --build $build --backend auto"
+	"lib-host-mprotect|host|tests/lib/run.sh --build $build --backend mprotect"
+	"guest-patched|host|kernel/scripts/vm-run.sh --kernel patched --timeout ${GUEST_TIMEOUT:-1200} -- tests/guest/run.sh patched"
+	"guest-stock|host|kernel/scripts/vm-run.sh --kernel stock --timeout ${GUEST_TIMEOUT:-1200} -- tests/guest/run.sh stock"
+)
+
+if [ "${1:-}" = --list ]; then
+	printf '%s\n' "${suites[@]}" | cut -d'|' -f1
+	exit 0
+fi
+wanted=" $* "
+
+passed=0 failed=0 skipped=0
+failures=()
+start_all=$(date +%s)
+
+# Count one suite's TAP.  A suite that exits non-zero without a "not ok"
+# line (a crash, a missing binary, a guest that died) still counts as a
+# failure, so nothing can pass by printing nothing.
+count_suite() {
+	local name=$1 tap=$2 status=$3 p f s
+	p=$(grep -cE '^ok [0-9]+' "$tap" | head -1)
+	s=$(grep -cE '^ok [0-9]+.*# *(SKIP|skip)' "$tap" | head -1)
+	f=$(grep -cE '^not ok [0-9]+' "$tap" | head -1)
+	p=$((p - s))
+	if [ "$status" != 0 ] && [ "$f" = 0 ]; then
+		f=1
+		failures+=("$name: exited with status $status without a failing test (see $tap)")
+	fi
+	if [ "$((p + f + s))" = 0 ]; then
+		f=1
+		failures+=("$name: ran no test (see $tap)")
+	fi
+	while IFS= read -r line; do
+		failures+=("$name: $line")
+	done < <(grep -E '^not ok [0-9]+' "$tap")
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+	printf '== %s: %d passed, %d failed, %d skipped (%s s)\n' "$name" "$p" "$f" "$s" "$4"
+}
+
+for entry in "${suites[@]}"; do
+	IFS='|' read -r name where cmd <<<"$entry"
+	if [ "$wanted" != "  " ] && [[ $wanted != *" $name "* ]]; then
+		continue
+	fi
+	script=${cmd%% *}
+	tap=$results/$name.tap
+	if [ ! -x "$script" ]; then
+		echo "not ok 1 - $name: $script is missing" >"$tap"
+		count_suite "$name" "$tap" 1 0
+		continue
+	fi
+	echo "== $name ($where): $cmd"
+	t0=$(date +%s)
+	# shellcheck disable=SC2086
+	$cmd 2>&1 | tee "$tap"
+	status=${PIPESTATUS[0]}
+	count_suite "$name" "$tap" "$status" "$(($(date +%s) - t0))"
+done
+
+echo
+if [ ${#failures[@]} -gt 0 ]; then
+	echo "Failures:"
+	printf '  %s\n' "${failures[@]}"
+	echo
+fi
+echo "Results per suite are in $results/ (total $(($(date +%s) - start_all)) s)."
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]

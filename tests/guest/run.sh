@@ -1,0 +1,27 @@
+#!/bin/sh
+# Runs inside a guest (tests/check.sh boots it with vm-run.sh): every
+# suite that needs a memdbg or stock kernel, in one boot.  TAP on stdout.
+#
+#   tests/guest/run.sh patched|stock
+flavour=${1:-}
+case $flavour in
+patched | stock) ;;
+*) echo "usage: $0 patched|stock" >&2; exit 2 ;;
+esac
+if [ "${MEMDBG_GUEST:-}" != 1 ]; then
+	echo "$0: run this inside a guest: kernel/scripts/vm-run.sh -- $0 $flavour" >&2
+	exit 2
+fi
+build=${BUILD:-build}
+echo "# guest kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print $2}' /proc/meminfo) kB"
+status=0
+echo "# suite tests/kernel/run.sh ($flavour kernel)"
+tests/kernel/run.sh --build "$build" --kernel "$flavour" || status=1
+# The allocator's tests in the guest: on the patched kernel its backend
+# detection should pick nonlinear; the stock guest adds nothing the host
+# runs do not already cover.
+if [ "$flavour" = patched ] && [ -x tests/lib/run.sh ]; then
+	echo "# suite tests/lib/run.sh (backend auto, $flavour kernel)"
+	tests/lib/run.sh --build "$build" --backend auto || status=1
+fi
+exit $status

@@ -1,0 +1,31 @@
+#!/bin/sh
+# Kernel tests, run inside a guest by tests/guest/run.sh.  Each program in
+# build/tests/kernel/ prints TAP (kselftest harness); shell checks here
+# print TAP too.  Numbering restarts per program; tests/check.sh counts
+# every ok / not ok line.
+#
+#   tests/kernel/run.sh [--build DIR] --kernel patched|stock
+build=build
+flavour=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--build) build=$2; shift 2 ;;
+	--kernel) flavour=$2; shift 2 ;;
+	*) echo "$0: unknown argument '$1'" >&2; exit 2 ;;
+	esac
+done
+case $flavour in
+patched | stock) ;;
+*) echo "usage: $0 [--build DIR] --kernel patched|stock" >&2; exit 2 ;;
+esac
+status=0
+
+# Baseline measurement shared by both kernels (make demo shows the same).
+tests/kernel/remap_vma_count.sh "$build" "$flavour" || status=1
+
+for t in "$build"/tests/kernel/*_test; do
+	[ -x "$t" ] || continue
+	echo "# $t"
+	"$t" || status=1
+done
+exit $status
