@@ -21,7 +21,7 @@ HOST_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g
 .PHONY: all deps kernel kernel-patched kernel-stock kernel-debug kernel-export \
 	kernel-checkpatch vm-run tests check demo bench examples clean distclean help
 
-all: lib examples
+all: $(if $(wildcard memdbg/lib.mk),lib) examples
 
 help:
 	@sed -n '3,11s/^# \{0,1\}//p' Makefile
@@ -58,7 +58,7 @@ vm-run:
 	@kernel/scripts/vm-run.sh -- '$(subst ','\'',$(value CMD))'
 
 # --- userspace -------------------------------------------------------------------
-EXAMPLES := $(BUILD)/examples/remap_reverse
+EXAMPLES := $(BUILD)/examples/remap_reverse $(BUILD)/examples/live_blocks
 
 examples: $(EXAMPLES)
 

@@ -5,6 +5,12 @@
 #    pages of a memfd mapping in reverse order, one page per call, in a
 #    stock guest and in a patched guest, and the table shows the VMAs each
 #    kernel needed and where the stock emulation gives up.
+# 2. Page-guard debuggers with many live blocks: build/examples/live_blocks
+#    keeps N blocks alive under glibc, Electric Fence, DUMA and libmemdbg,
+#    and the table shows the lines of /proc/PID/maps and the cost per malloc,
+#    or where the debugger gave up.  On the host that is memdbg's fallback
+#    backend; in the patched guest its nonlinear backend (once the kernel
+#    series provides it).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 build=${BUILD:-build}
@@ -58,3 +64,42 @@ for n in $sizes; do
 done
 echo
 echo "VMAs: lines of /proc/PID/maps covering the mapping after the remaps (1 before)."
+
+# --- 2. live blocks under page-guard debuggers ---------------------------------
+blocks=${DEMO_BLOCKS:-"1000 10000 40000 200000"}
+lb=$build/examples/live_blocks
+lib=$PWD/$build/libmemdbg.so
+[ -x "$lb" ] || { echo "demo: $lb is missing: run make examples" >&2; exit 1; }
+
+# One cell: "maps_lines / ns per malloc", or what stopped the program.
+cell() { # preload-library-or-empty, blocks
+	local out rc=0
+	out=$(env ${1:+LD_PRELOAD=$1} EF_ALLOW_MALLOC_0=1 MEMDBG_OPTIONS=detect_leaks=0 \
+		timeout 300 "$lb" "$2" 2>&1) || rc=$?
+	local line
+	line=$(printf '%s\n' "$out" | grep '^blocks=' | tail -1)
+	if [ "$rc" = 0 ] && [ -n "$line" ]; then
+		awk -v m="$(field "$line" maps_lines)" -v ns="$(field "$line" ns_per_malloc)" \
+			'BEGIN { printf "%s maps, %.1f us\n", m, ns / 1000 }'
+	elif [ "$rc" = 124 ]; then
+		echo "timeout"
+	elif printf '%s' "$out" | grep -q 'mprotect() failed\|mmap() failed\|Cannot allocate'; then
+		echo "ENOMEM, aborted"
+	else
+		echo "failed ($rc)"
+	fi
+}
+
+echo
+echo "Live heap blocks (24 bytes each) kept at once, on the host ($(uname -r)):"
+echo "lines of /proc/PID/maps at the peak, and time per malloc"
+echo
+printf '%-8s | %-18s | %-18s | %-18s | %-18s\n' blocks glibc "Electric Fence" DUMA memdbg
+printf -- '---------+--------------------+--------------------+--------------------+-------------------\n'
+for n in $blocks; do
+	printf '%-8s | %-18s | %-18s | %-18s | %-18s\n' "$n" "$(cell "" "$n")" \
+		"$(cell /usr/lib/libefence.so "$n")" "$(cell /usr/lib/libduma.so "$n")" \
+		"$( [ -f "$lib" ] && cell "$lib" "$n" || echo "not built")"
+done
+echo
+echo "memdbg backend here: $(MEMDBG_OPTIONS=verbosity=1 LD_PRELOAD=$lib "$lb" 1 2>&1 | sed -n 's/.*memdbg: backend \([a-z]*\).*/\1/p' | head -1)"

@@ -202,6 +202,10 @@ verify_config() {
 	fi
 }
 
+# The kernel's make must not inherit flags (-s, a jobserver) from a make
+# that called this script, or the log stays empty and -j is ignored.
+kmake() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES make "$@"; }
+
 src_of() { if [ "$1" = stock ]; then echo "$stock_src"; else echo "$src"; fi; }
 obj_of() { if [ "$1" = stock ]; then echo "$kdir/stock/obj"; else echo "$kdir/obj-$1"; fi; }
 
@@ -218,9 +222,9 @@ configure() {
 	say "configuring the $flavour kernel from $(echo "$frags" | sed "s|$repo/||g")"
 	# shellcheck disable=SC2086
 	cat $frags >"$obj/memdbg.fragment"
-	make -s -C "$tree" O="$obj" KCONFIG_ALLCONFIG="$obj/memdbg.fragment" allnoconfig >"$obj/config.log" 2>&1 ||
+	kmake -s -C "$tree" O="$obj" KCONFIG_ALLCONFIG="$obj/memdbg.fragment" allnoconfig >"$obj/config.log" 2>&1 ||
 		{ cat "$obj/config.log" >&2; die "allnoconfig failed"; }
-	make -s -C "$tree" O="$obj" olddefconfig >>"$obj/config.log" 2>&1 ||
+	kmake -s -C "$tree" O="$obj" olddefconfig >>"$obj/config.log" 2>&1 ||
 		{ cat "$obj/config.log" >&2; die "olddefconfig failed"; }
 	verify_config "$obj" "$frags"
 	printf '%s\n' "$id" >"$obj/config.stamp"
@@ -238,7 +242,7 @@ compile() {
 	start=$(date +%s)
 	# LOCALVERSION on the command line instead of CONFIG_LOCALVERSION: it
 	# only reaches utsrelease.h, so the flavours share ccache entries.
-	make -C "$tree" O="$obj" -j"$jobs" CC="$cc" LOCALVERSION="$(localversion_for "$flavour")" \
+	kmake -C "$tree" O="$obj" -j"$jobs" CC="$cc" LOCALVERSION="$(localversion_for "$flavour")" \
 		KBUILD_BUILD_USER=memdbg KBUILD_BUILD_HOST=memdbg \
 		KBUILD_BUILD_TIMESTAMP="linux-source-6.12" bzImage >"$log" 2>&1 &
 	pid=$!
