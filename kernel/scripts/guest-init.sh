@@ -27,10 +27,21 @@ mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 memdbgshare $share ||
 	fail "cannot mount the result share"
 
 cwd=$(cat $share/cwd)
-# A writable /tmp, unless the host's working directory lives under /tmp:
-# hiding it would hide the very programs the command runs.
+# A writable, empty /tmp.  When the host's working directory lives under
+# /tmp (a CI clone, say), the host directory holding it is bound back at
+# the same path on top of the tmpfs, so the command still finds its files.
 case $cwd in
-/tmp | /tmp/*) ;;
+/tmp) ;;
+/tmp/*)
+	mkdir -p /run/memdbg/hosttmp
+	mount --bind /tmp /run/memdbg/hosttmp
+	mount -t tmpfs -o mode=1777 tmp /tmp
+	top=${cwd#/tmp/}
+	top=${top%%/*}
+	mkdir -p "/tmp/$top"
+	mount --bind "/run/memdbg/hosttmp/$top" "/tmp/$top" ||
+		fail "cannot bind the host's /tmp/$top"
+	;;
 *) mount -t tmpfs -o mode=1777 tmp /tmp ;;
 esac
 

@@ -136,7 +136,9 @@ qemu_cmd() {
 # remember the answer until the host reboots.
 kvm_works() {
 	[ -w /dev/kvm ] || return 1
-	local stamp=$build/vm/kvm-probe boot_id probe rc=0
+	# The answer is the host's, not the checkout's: keep it per user.
+	local stamp=${XDG_CACHE_HOME:-$HOME/.cache}/memdbg/kvm-probe boot_id probe rc=0
+	mkdir -p "$(dirname "$stamp")"
 	boot_id=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null || echo unknown)
 	if [ -f "$stamp" ] && [ "$(head -1 "$stamp")" = "$boot_id" ]; then
 		[ "$(sed -n 2p "$stamp")" = yes ]
