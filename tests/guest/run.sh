@@ -2,11 +2,11 @@
 # Runs inside a guest (tests/check.sh boots it with vm-run.sh): every
 # suite that needs a memdbg or stock kernel, in one boot.  TAP on stdout.
 #
-#   tests/guest/run.sh patched|stock
+#   tests/guest/run.sh patched|debug|stock
 flavour=${1:-}
 case $flavour in
-patched | stock) ;;
-*) echo "usage: $0 patched|stock" >&2; exit 2 ;;
+patched | debug | stock) ;;
+*) echo "usage: $0 patched|debug|stock" >&2; exit 2 ;;
 esac
 if [ "${MEMDBG_GUEST:-}" != 1 ]; then
 	echo "$0: run this inside a guest: kernel/scripts/vm-run.sh -- $0 $flavour" >&2

@@ -1,0 +1,122 @@
+/* Backend detection.  All three probes run every time, whichever backend is
+ * asked for, so the startup line can say why each one is or isn't usable. */
+#include "memdbg.h"
+#include "nonlinear_abi.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+/* Counts VMAs of /proc/self/maps overlapping [start,end), or all if start==end==0. */
+int md_count_vmas(uintptr_t start, uintptr_t end)
+{
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    char buf[8192];
+    int count = 0;
+    size_t have = 0;
+    bool at_line_start = true;
+    for (;;) {
+        ssize_t r = read(fd, buf + have, sizeof buf - have);
+        if (r <= 0) break;
+        have += (size_t)r;
+        size_t i = 0;
+        while (i < have) {
+            char *nl = memchr(buf + i, '\n', have - i);
+            if (!nl) break;
+            if (at_line_start) {
+                uintptr_t lo = 0, hi = 0;
+                char *p = buf + i;
+                while (*p != '-') { lo = lo * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10); p++; }
+                p++;
+                while (*p != ' ') { hi = hi * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10); p++; }
+                if ((start == 0 && end == 0) || (lo < end && hi > start)) count++;
+            }
+            i = (size_t)(nl - buf) + 1;
+        }
+        memmove(buf, buf + i, have - i);
+        have -= i;
+        if (have == sizeof buf) have = 0;  /* absurdly long line: drop it */
+    }
+    close(fd);
+    return count;
+}
+
+/* Copies the data extents of the heap file (holes stay holes). */
+int md_copy_heap_file(int from, int to, size_t size)
+{
+    off_t pos = 0;
+    while ((size_t)pos < size) {
+        off_t data = lseek(from, pos, SEEK_DATA);
+        if (data < 0) break;                  /* ENXIO: no more data */
+        off_t hole = lseek(from, data, SEEK_HOLE);
+        if (hole < 0) hole = (off_t)size;
+        off_t in = data, out = data;
+        while (in < hole) {
+            ssize_t n = copy_file_range(from, &in, to, &out, (size_t)(hole - in), 0);
+            if (n > 0) continue;
+            if (n < 0 && errno == EINTR) continue;
+            /* fall back to pread/pwrite through a scratch mapping */
+            char *tmp = mmap(0, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (tmp == MAP_FAILED) return -1;
+            while (in < hole) {
+                size_t want = (size_t)(hole - in) < (1u << 20) ? (size_t)(hole - in) : (1u << 20);
+                ssize_t got = pread(from, tmp, want, in);
+                if (got <= 0) { munmap(tmp, 1 << 20); return -1; }
+                if (pwrite(to, tmp, (size_t)got, in) != got) { munmap(tmp, 1 << 20); return -1; }
+                in += got;
+            }
+            munmap(tmp, 1 << 20);
+        }
+        pos = hole;
+    }
+    return 0;
+}
+
+static void append(char *dst, size_t cap, const char *a, const char *b)
+{
+    size_t n = md_strlen(dst);
+    for (const char *s = a; s && *s && n + 1 < cap; s++) dst[n++] = *s;
+    for (const char *s = b; s && *s && n + 1 < cap; s++) dst[n++] = *s;
+    dst[n] = 0;
+}
+
+void md_backend_select(void)
+{
+    static const struct md_backend *const order[] = {
+        &md_backend_nonlinear, &md_backend_guard, &md_backend_mprotect,
+    };
+    static const int ids[] = { MD_BACKEND_NONLINEAR, MD_BACKEND_GUARD, MD_BACKEND_MPROTECT };
+    char why[3][160];
+    int ok[3];
+    for (int i = 0; i < 3; i++) {
+        why[i][0] = 0;
+        ok[i] = order[i]->probe(why[i], sizeof why[i]) == 0;
+    }
+    const struct md_backend *chosen = 0;
+    const char *how = "";
+    for (int i = 0; i < 3; i++) {
+        if (md_opt.backend == ids[i]) {
+            if (!ok[i]) {
+                static const char m[] = "memdbg: backend=";
+                md_write_all(2, m, sizeof m - 1);
+                md_die_msg(order[i]->name, " is not usable here: ", why[i]);
+            }
+            chosen = order[i];
+            how = "selected by backend=";
+        }
+    }
+    if (!chosen) {
+        for (int i = 0; i < 3 && !chosen; i++)
+            if (ok[i]) { chosen = order[i]; how = "first usable of nonlinear, guard, mprotect"; }
+    }
+    md_heap.backend = chosen;
+    char *r = md_heap.backend_reason;
+    r[0] = 0;
+    append(r, sizeof md_heap.backend_reason, how, " (");
+    for (int i = 0; i < 3; i++) {
+        append(r, sizeof md_heap.backend_reason, order[i]->name, ok[i] ? ": yes, " : ": no, ");
+        append(r, sizeof md_heap.backend_reason, why[i], i < 2 ? "; " : ")");
+    }
+}

@@ -1,0 +1,209 @@
+/* SIGSEGV handler: turns a fault on a guard page of the arena into a report.
+ * Async-signal-safe by construction: no stdio, no locks that user code can
+ * hold, no debugged-heap memory (see report.c).  Faults outside the arena
+ * are passed to the previous handler or to the default action. */
+
+#include "memdbg.h"
+#include <signal.h>
+#include <string.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+static struct sigaction old_segv;
+extern int __sigaction(int, const struct sigaction *, struct sigaction *);
+
+/* Width of the memory operand of common x86-64 loads and stores, from the
+ * instruction bytes; 0 if not recognised.  This is what "READ of size N"
+ * reports: the page-fault error code only says read or write. */
+int md_decode_access_size(const unsigned char *pc)
+{
+#if defined(__x86_64__)
+    int opsize = 4, rep = 0, op66 = 0;
+    const unsigned char *p = pc;
+    for (int i = 0; i < 8; i++, p++) {
+        if (*p == 0x66) { op66 = 1; opsize = 2; }
+        else if (*p == 0xf2 || *p == 0xf3) rep = *p;
+        else if (*p == 0x2e || *p == 0x3e || *p == 0x26 || *p == 0x36 || *p == 0x64 || *p == 0x65 || *p == 0xf0) { }
+        else break;
+    }
+    if ((*p & 0xf0) == 0x40) { if (*p & 8) opsize = 8; p++; }
+    unsigned char op = *p;
+    if (op == 0x62) {                               /* EVEX: AVX-512 moves (glibc's *-evex) */
+        if ((p[1] & 3) != 1) return 0;              /* map 0F only */
+        int ll = (p[3] >> 5) & 3;
+        int vlen = ll == 0 ? 16 : ll == 1 ? 32 : 64;
+        switch (p[4]) {
+        case 0x10: case 0x11: {
+            int pp = p[2] & 3;
+            return pp == 2 ? 4 : pp == 3 ? 8 : vlen;
+        }
+        case 0x28: case 0x29: case 0x6f: case 0x7f: case 0xe7: case 0x74: case 0x75: case 0x76:
+        case 0xda: case 0xde: case 0xeb: case 0xef: case 0xf8:
+            return vlen;
+        default: return 0;
+        }
+    }
+    if (op == 0xc5 || op == 0xc4) {                 /* VEX: AVX moves */
+        int L = op == 0xc5 ? (p[1] >> 2) & 1 : (p[2] >> 2) & 1;
+        unsigned char vop = op == 0xc5 ? p[2] : p[3];
+        if (op == 0xc4 && (p[1] & 0x1f) != 1) return 0;
+        switch (vop) {
+        case 0x10: case 0x11: {
+            int pp = (op == 0xc5 ? p[1] : p[2]) & 3;
+            return pp == 2 ? 4 : pp == 3 ? 8 : (L ? 32 : 16);
+        }
+        case 0x28: case 0x29: case 0x6f: case 0x7f: case 0xe7: return L ? 32 : 16;
+        case 0x74: case 0x75: case 0x76: case 0xda: case 0xde: case 0xeb: case 0xef: case 0xf8: return L ? 32 : 16;
+        default: return 0;
+        }
+    }
+    switch (op) {
+    case 0x88: case 0x8a: case 0xc6: case 0x80: case 0xf6: case 0xfe: case 0xa4: case 0xaa: case 0xac: case 0xa6: case 0xae:
+        return 1;
+    case 0x89: case 0x8b: case 0xc7: case 0x81: case 0x83: case 0xf7: case 0xff: case 0xa5: case 0xab: case 0xad:
+    case 0x85: case 0x87: case 0x01: case 0x03: case 0x09: case 0x0b: case 0x21: case 0x23: case 0x29: case 0x2b:
+    case 0x31: case 0x33: case 0x39: case 0x3b: case 0x11: case 0x13: case 0x19: case 0x1b:
+        return opsize;
+    case 0x84: case 0x86: case 0x00: case 0x02: case 0x08: case 0x0a: case 0x20: case 0x22: case 0x28: case 0x2a:
+    case 0x30: case 0x32: case 0x38: case 0x3a: case 0x10: case 0x12: case 0x18: case 0x1a:
+        return 1;
+    case 0x63: return 4;
+    case 0x0f:
+        switch (p[1]) {
+        case 0xb6: case 0xbe: return 1;
+        case 0xb7: case 0xbf: return 2;
+        case 0x10: case 0x11: return rep == 0xf3 ? 4 : rep == 0xf2 ? 8 : 16;
+        case 0x28: case 0x29: case 0x6f: case 0x7f: case 0xe7: case 0x2b: return 16;
+        case 0x12: case 0x13: case 0x16: case 0x17: return 8;
+        case 0xd6: return 8;
+        case 0x6e: case 0x7e: return rep == 0xf3 ? 8 : (opsize == 8 ? 8 : 4);
+        case 0x74: case 0x75: case 0x76: case 0xda: case 0xde: case 0xeb: case 0xef: case 0xf8: return op66 ? 16 : 8;
+        default: return 0;
+        }
+    default: return 0;
+    }
+#else
+    (void)pc;
+    return 0;
+#endif
+}
+
+static void chain(int sig, siginfo_t *si, void *uc)
+{
+    if (old_segv.sa_flags & SA_SIGINFO) {
+        if (old_segv.sa_sigaction) { old_segv.sa_sigaction(sig, si, uc); return; }
+    } else if (old_segv.sa_handler != SIG_DFL && old_segv.sa_handler != SIG_IGN) {
+        old_segv.sa_handler(sig);
+        return;
+    }
+    /* default action: say where it happened, then re-executing the
+     * instruction faults again and kills (core dump as usual) */
+    struct sigaction dfl = { .sa_handler = SIG_DFL };
+    __sigaction(sig, &dfl, 0);
+    if (md_heap.initialized) {
+        char mem[256];
+        struct md_buf b;
+        md_buf_init(&b, mem, sizeof mem, md_report_fd());
+        md_puts(&b, "==");
+        md_putu(&b, (unsigned long long)getpid());
+        md_puts(&b, "==memdbg: SEGV on unknown address ");
+        md_putx(&b, (uintptr_t)si->si_addr);
+        md_puts(&b, " outside the memdbg heap");
+#if defined(__x86_64__)
+        md_puts(&b, " (pc ");
+        md_putx(&b, (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP]);
+        md_puts(&b, ")");
+#endif
+        md_puts(&b, "; passing it on\n");
+        md_flush(&b);
+    }
+}
+
+static void on_segv(int sig, siginfo_t *si, void *ucv)
+{
+    uintptr_t addr = (uintptr_t)si->si_addr;
+    if (!md_heap.initialized || !md_in_arena(addr)) { chain(sig, si, ucv); return; }
+
+    md_in_runtime++;
+    ucontext_t *uc = ucv;
+    struct md_error_info e;
+    memset(&e, 0, sizeof e);
+    e.addr = addr;
+#if defined(__x86_64__)
+    e.access = (uc->uc_mcontext.gregs[REG_ERR] & 2) ? 2 : 1;
+    e.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    e.sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    e.bp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+    e.access_size = md_decode_access_size((const unsigned char *)e.pc);
+#endif
+    uintptr_t frames[MD_MAX_FRAMES];
+    int depth = md_opt.malloc_context_size > 8 ? md_opt.malloc_context_size : 8;
+    e.nframes = md_capture_stack_from_ucontext(uc, frames, depth);
+    e.frames = frames;
+
+    struct md_slot *s = md_slot_of_addr(addr);
+    e.slot = s && s->state != SLOT_UNUSED ? s : 0;
+    if (!e.slot) {
+        e.kind = ERR_UNKNOWN_CRASH;
+    } else if (s->state == SLOT_LIVE) {
+        e.kind = addr < s->user ? ERR_UNDERFLOW : ERR_OVERFLOW;
+    } else if (addr >= s->user && addr < s->user + s->size) {
+        e.kind = ERR_UAF;
+    } else if (s->state == SLOT_FREE && s->size == 0 && s->user == 0) {
+        e.kind = ERR_UNKNOWN_CRASH;   /* a slot that never held a block */
+        e.slot = 0;
+    } else {
+        /* next to a freed block: still a use of freed memory's neighbourhood */
+        e.kind = addr < s->user ? ERR_UNDERFLOW : ERR_OVERFLOW;
+        if (addr - s->user < s->size + MD_PAGE && addr >= s->user) e.kind = ERR_UAF;
+    }
+    md_report_error(&e);
+    md_error_finish(true);
+}
+
+extern int __sigaction(int, const struct sigaction *, struct sigaction *);
+static int fault_installed;
+
+void md_fault_init(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    /* no SA_NODEFER: a fault inside the handler kills, no recursion.
+     * SA_ONSTACK: programs that handle stack overflow keep their altstack. */
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    __sigaction(SIGSEGV, &sa, &old_segv);
+    fault_installed = 1;
+}
+
+/* The program's own SIGSEGV handler: memdbg's stays installed and calls it
+ * for faults outside the heap (see chain()), so guard-page faults are still
+ * reported when the program (Python's faulthandler, a JIT...) sets one. */
+static int user_sigaction(const struct sigaction *act, struct sigaction *old)
+{
+    struct sigaction prev = old_segv;
+    if (act) old_segv = *act;
+    if (old) *old = prev;
+    return 0;
+}
+
+MEMDBG_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    if (sig == SIGSEGV && fault_installed) return user_sigaction(act, old);
+    return __sigaction(sig, act, old);
+}
+
+/* glibc's signal() has BSD semantics: restartable, the signal blocked while
+ * its handler runs. */
+MEMDBG_API __sighandler_t signal(int sig, __sighandler_t handler)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, sig);
+    if (sigaction(sig, &sa, &old) != 0) return SIG_ERR;
+    return old.sa_handler;
+}

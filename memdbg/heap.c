@@ -1,0 +1,316 @@
+/* The allocator proper: places each block against its guard page, fills
+ * and checks the padding, and moves freed blocks through the quarantine.
+ * One mutex protects the arena; stacks are captured before taking it. */
+
+#include "memdbg.h"
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <unistd.h>
+
+MEMDBG_TLS int md_in_runtime MEMDBG_HIDDEN;
+static MEMDBG_TLS uint32_t tls_thread_id;   /* thread number + 1 */
+static uint32_t next_thread_id;
+static int init_state;                      /* 0 none, 1 running, 2 done */
+
+uint32_t md_thread_id(void)
+{
+    if (!tls_thread_id) tls_thread_id = __atomic_add_fetch(&next_thread_id, 1, __ATOMIC_RELAXED);
+    return tls_thread_id - 1;
+}
+
+MEMDBG_HIDDEN void md_print_startup(void);
+
+static void do_init(void)
+{
+    md_internal_init();
+    md_options_init();
+    md_save_stderr();
+    md_depot_init();
+    md_stacktrace_init();
+    md_backend_select();
+    md_arena_init();
+    md_fault_init();
+    md_fork_init();
+    md_heap.initialized = 1;
+    md_thread_id();   /* the initialising thread is T0 */
+    if (md_opt.verbosity >= 1) md_print_startup();
+}
+
+void md_ensure_init(void)
+{
+    if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2) return;
+    int expected = 0;
+    if (__atomic_compare_exchange_n(&init_state, &expected, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        md_in_runtime++;
+        do_init();
+        md_in_runtime--;
+        __atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
+        return;
+    }
+    while (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2) sched_yield();
+}
+
+/* memdbg is initialised from the first malloc; this constructor covers
+ * programs that never call it before main. */
+__attribute__((constructor)) static void md_constructor(void)
+{
+    md_ensure_init();
+    md_constructed = 1;   /* from now on a background thread may be started */
+}
+
+/* ---- padding ---- */
+
+static const uint64_t PAD_WORD = 0xababababababababull;
+
+/* Index of the first byte != MD_PAD_BYTE in [p, p+n), or n. */
+static size_t first_bad(const unsigned char *p, size_t n)
+{
+    size_t i = 0;
+    while (i < n && ((uintptr_t)(p + i) & 7)) { if (p[i] != MD_PAD_BYTE) return i; i++; }
+    for (; i + 8 <= n; i += 8)
+        if (*(const uint64_t *)(p + i) != PAD_WORD) break;
+    for (; i < n; i++) if (p[i] != MD_PAD_BYTE) return i;
+    return n;
+}
+
+bool md_check_padding(struct md_slot *s, uintptr_t *bad)
+{
+    if (!s->data_pages) return true;
+    uintptr_t ds = md_page_addr(md_slot_data_page(s));
+    uintptr_t de = ds + ((uintptr_t)s->data_pages << MD_PAGE_SHIFT);
+    uintptr_t end = s->user + s->size;
+    size_t i = first_bad((const unsigned char *)end, de - end);
+    if (i < de - end) { *bad = end + i; return false; }
+    size_t head = s->user - ds;
+    if (first_bad((const unsigned char *)ds, head) < head) {
+        /* report the corrupted byte nearest the block */
+        const unsigned char *p = (const unsigned char *)s->user;
+        size_t k = 1;
+        while (p[-(ptrdiff_t)k] == MD_PAD_BYTE) k++;
+        *bad = s->user - k;
+        return false;
+    }
+    return true;
+}
+
+/* ---- allocation ---- */
+
+static void record_stats_alloc(size_t size)
+{
+    md_heap.total_allocs++;
+    md_heap.live_blocks++;
+    md_heap.live_bytes += size;
+    if (md_heap.live_blocks > md_heap.peak_live_blocks) md_heap.peak_live_blocks = md_heap.live_blocks;
+    if (md_heap.live_bytes > md_heap.peak_live_bytes) md_heap.peak_live_bytes = md_heap.live_bytes;
+}
+
+void *md_alloc(size_t size, size_t align, int kind, bool zero)
+{
+    if (md_in_runtime) {
+        void *p = md_internal_alloc(size, align);
+        if (p && zero) memset(p, 0, size);
+        return p;
+    }
+    md_ensure_init();
+    if (size == 0 && !md_opt.allow_malloc_0) return 0;
+    size_t a = align > md_opt.alignment ? align : md_opt.alignment;
+    if (size > md_heap.size / 4 || a > md_heap.size / 4) { errno = ENOMEM; return 0; }
+    /* Bytes of data pages needed so that an a-aligned pointer fits against
+     * the guard page: exact for a <= page, one extra alignment otherwise. */
+    size_t span = a <= MD_PAGE ? ((size + a - 1) & ~(a - 1)) : ((size + MD_PAGE - 1) & ~(MD_PAGE - 1)) + a;
+    size_t npages = (span + MD_PAGE - 1) >> MD_PAGE_SHIFT;
+    if (npages == 0) npages = 1;
+
+    md_in_runtime++;
+    uintptr_t frames[MD_MAX_FRAMES];
+    int nf = md_capture_stack(frames, md_opt.malloc_context_size);
+
+    pthread_mutex_lock(&md_heap.lock);
+    /* A slot the background thread already committed, if one is ready
+     * (class index == data pages for the small exact classes). */
+    uint32_t id = md_heap.unguarded_mode ? 0 : md_worker_take_ready((uint32_t)npages);
+    struct md_slot *s = 0;
+    if (id) {
+        s = &md_heap.slots[id];
+    } else if ((id = md_slot_get((uint32_t)npages + 1, md_heap.unguarded_mode)) != 0) {
+        s = &md_heap.slots[id];
+        s->data_pages = (uint32_t)npages;
+        s->flags |= SLOT_F_FRESH;
+        if (md_heap.backend->commit(s, md_slot_data_page(s), s->data_pages) != 0) {
+            s->data_pages = 0;
+            md_free_list_push(id);
+            s = 0;
+        }
+    }
+    if (!s) {
+        pthread_mutex_unlock(&md_heap.lock);
+        md_in_runtime--;
+        errno = ENOMEM;
+        return 0;
+    }
+    uintptr_t ds = md_page_addr(md_slot_data_page(s));
+    uintptr_t de = ds + (npages << MD_PAGE_SHIFT);
+    uintptr_t user = md_opt.protect_below ? ((ds + a - 1) & ~(uintptr_t)(a - 1))
+                                          : ((de - size) & ~(uintptr_t)(a - 1));
+    s->user = user;
+    s->size = size;
+    s->state = SLOT_LIVE;
+    s->kind = (uint8_t)kind;
+    s->alloc_stack = md_depot_put(frames, nf);
+    s->alloc_tid = md_thread_id();
+    s->free_stack = 0;
+    s->free_tid = 0;
+    s->next = 0;
+    bool fresh = s->flags & SLOT_F_FRESH;
+    record_stats_alloc(size);
+    pthread_mutex_unlock(&md_heap.lock);
+    md_worker_maybe_start();
+
+    /* The block is not visible to anyone else yet: fill without the lock. */
+    memset((void *)ds, MD_PAD_BYTE, user - ds);
+    memset((void *)(user + size), MD_PAD_BYTE, de - (user + size));
+    if (zero) {
+        if (!fresh) memset((void *)user, 0, size);
+    } else if (md_opt.malloc_fill_byte >= 0) {
+        memset((void *)user, md_opt.malloc_fill_byte,
+               size < md_opt.max_malloc_fill_size ? size : md_opt.max_malloc_fill_size);
+    }
+    md_in_runtime--;
+    return (void *)user;
+}
+
+/* ---- free ---- */
+
+static bool kinds_match(int kind, int dealloc)
+{
+    switch (kind) {
+    case KIND_NEW: return dealloc == DEALLOC_DELETE;
+    case KIND_NEW_ARRAY: return dealloc == DEALLOC_DELETE_ARRAY;
+    default: return dealloc == DEALLOC_FREE || dealloc == DEALLOC_REALLOC;
+    }
+}
+
+/* Checks that p is a live block's start; reports otherwise.  Called with
+ * the lock held; returns the slot or NULL (error reported). */
+static struct md_slot *validate_for_free(void *p, const uintptr_t *frames, int nf, int dealloc)
+{
+    struct md_slot *s = md_slot_of_addr((uintptr_t)p);
+    if (s && s->state == SLOT_LIVE && s->user == (uintptr_t)p) {
+        if (!kinds_match(s->kind, dealloc)) {
+            struct md_error_info e = { .kind = ERR_MISMATCH, .addr = (uintptr_t)p, .frames = frames,
+                                       .nframes = nf, .slot = s, .alloc_kind = s->kind,
+                                       .dealloc_kind = dealloc };
+            md_report_error(&e);
+            if (md_opt.halt_on_error) md_error_finish(true);
+        }
+        return s;
+    }
+    struct md_error_info e = { .addr = (uintptr_t)p, .frames = frames, .nframes = nf, .slot = s,
+                               .dealloc_kind = dealloc };
+    if (s && s->user == (uintptr_t)p && (s->state == SLOT_QUARANTINED || s->state == SLOT_FREE))
+        e.kind = ERR_DOUBLE_FREE;
+    else
+        e.kind = ERR_BAD_FREE;
+    if (s && s->state == SLOT_UNUSED) e.slot = 0;
+    md_report_error(&e);
+    if (md_opt.halt_on_error) md_error_finish(true);
+    return 0;
+}
+
+static void release_block(struct md_slot *s, const uintptr_t *frames, int nf)
+{
+    uintptr_t bad;
+    if (!md_check_padding(s, &bad)) {
+        struct md_error_info e = {
+            .kind = bad >= s->user + s->size ? ERR_OVERFLOW : ERR_UNDERFLOW,
+            .addr = bad, .access = 2, .frames = frames, .nframes = nf, .slot = s,
+            .how = "the padding next to the block was overwritten; found when it was freed",
+        };
+        md_report_error(&e);
+        if (md_opt.halt_on_error) md_error_finish(true);
+    }
+    if (md_opt.free_fill_byte >= 0) memset((void *)s->user, md_opt.free_fill_byte, s->size);
+    uint32_t id = (uint32_t)(s - md_heap.slots);
+    md_heap.backend->release(s, md_slot_data_page(s), s->data_pages);
+    md_worker_queue_drop(id);   /* memory back to the kernel, off the hot path */
+    s->free_stack = md_depot_put(frames, nf);
+    s->free_tid = md_thread_id();
+    md_heap.total_frees++;
+    md_heap.live_blocks--;
+    md_heap.live_bytes -= s->size;
+    md_quarantine_push(id);
+}
+
+void md_free(void *p, int dealloc)
+{
+    if (!p || md_is_internal(p)) return;
+    if (md_in_runtime) return;   /* cannot happen for heap pointers; never recurse */
+    md_ensure_init();
+    md_in_runtime++;
+    uintptr_t frames[MD_MAX_FRAMES];
+    int nf = md_capture_stack(frames, md_opt.malloc_context_size);
+    pthread_mutex_lock(&md_heap.lock);
+    struct md_slot *s = validate_for_free(p, frames, nf, dealloc);
+    if (s) release_block(s, frames, nf);
+    pthread_mutex_unlock(&md_heap.lock);
+    md_in_runtime--;
+    md_worker_maybe_start();
+}
+
+/* realloc always moves the block: the old address becomes a guard, so a
+ * pointer kept across realloc is caught as a use-after-free. */
+void *md_realloc(void *p, size_t size)
+{
+    if (md_in_runtime) {
+        if (!p || md_is_internal(p)) return md_internal_realloc(p, size);
+        return 0;
+    }
+    if (!p) return md_alloc(size, 0, KIND_MALLOC, false);
+    if (md_is_internal(p)) {
+        void *n = md_alloc(size, 0, KIND_MALLOC, false);
+        if (n) {
+            size_t old = md_internal_usable(p);
+            memcpy(n, p, old < size ? old : size);
+        }
+        return n;
+    }
+    if (size == 0) {   /* glibc: realloc(p, 0) frees and returns NULL */
+        md_free(p, DEALLOC_REALLOC);
+        return 0;
+    }
+    md_ensure_init();
+    size_t old_size;
+    md_in_runtime++;
+    pthread_mutex_lock(&md_heap.lock);
+    struct md_slot *s = md_slot_of_addr((uintptr_t)p);
+    bool ok = s && s->state == SLOT_LIVE && s->user == (uintptr_t)p;
+    old_size = ok ? s->size : 0;
+    pthread_mutex_unlock(&md_heap.lock);
+    if (!ok) {
+        uintptr_t frames[MD_MAX_FRAMES];
+        int nf = md_capture_stack(frames, md_opt.malloc_context_size);
+        pthread_mutex_lock(&md_heap.lock);
+        validate_for_free(p, frames, nf, DEALLOC_REALLOC);
+        pthread_mutex_unlock(&md_heap.lock);
+        md_in_runtime--;
+        errno = EINVAL;
+        return 0;
+    }
+    md_in_runtime--;
+    void *n = md_alloc(size, 0, KIND_MALLOC, false);
+    if (!n) return 0;   /* the old block stays valid, errno is ENOMEM */
+    memcpy(n, p, old_size < size ? old_size : size);
+    md_free(p, DEALLOC_REALLOC);
+    return n;
+}
+
+size_t md_usable_size(const void *p)
+{
+    if (!p) return 0;
+    if (md_is_internal(p)) return md_internal_usable(p);
+    if (!md_heap.initialized) return 0;
+    struct md_slot *s = md_slot_of_addr((uintptr_t)p);
+    if (s && s->state == SLOT_LIVE && s->user == (uintptr_t)p) return s->size;
+    return 0;
+}

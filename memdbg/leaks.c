@@ -1,0 +1,270 @@
+/* Exit-time work: padding check of live blocks, LeakSanitizer-style leak
+ * report, print_stats, and the startup line.
+ *
+ * Leak detection is a conservative mark phase: every readable+writable
+ * mapping except the arena and memdbg's own metadata is a root (globals,
+ * thread stacks, other allocators' memory); blocks reachable from roots are
+ * not leaks; the rest are direct leaks, or indirect when reachable only from
+ * other leaked blocks.  Leaks are grouped by allocation stack, largest
+ * first. */
+
+#include "memdbg.h"
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <time.h>
+
+MEMDBG_HIDDEN void md_report_begin(struct md_buf *b);
+MEMDBG_HIDDEN void md_report_end(struct md_buf *b);
+MEMDBG_HIDDEN void md_put_pid_prefix(struct md_buf *b);
+
+static uint8_t *mark;          /* slot id -> 0 unreached, 1 reachable, 2 indirect */
+static uint32_t *work;
+static size_t nwork;
+
+static void consider(uintptr_t w, uint8_t how)
+{
+    if (!md_in_arena(w)) return;
+    uint32_t id = md_heap.page_slot[(w - md_heap.base) >> MD_PAGE_SHIFT];
+    if (!id || mark[id]) return;
+    struct md_slot *s = &md_heap.slots[id];
+    if (s->state != SLOT_LIVE || w < s->user || w > s->user + s->size) return;
+    mark[id] = how;
+    work[nwork++] = id;
+}
+
+static void scan_range(uintptr_t lo, uintptr_t hi, uint8_t how)
+{
+    lo = (lo + 7) & ~(uintptr_t)7;
+    for (uintptr_t p = lo; p + 8 <= hi; p += 8) consider(*(const uintptr_t *)p, how);
+}
+
+static void drain(uint8_t how)
+{
+    while (nwork) {
+        struct md_slot *s = &md_heap.slots[work[--nwork]];
+        scan_range(s->user, s->user + s->size, how);
+    }
+}
+
+static uintptr_t hex(const char **pp)
+{
+    uintptr_t v = 0;
+    const char *p = *pp;
+    for (;; p++) {
+        char c = *p;
+        if (c >= '0' && c <= '9') v = v * 16 + (uintptr_t)(c - '0');
+        else if (c >= 'a' && c <= 'f') v = v * 16 + (uintptr_t)(c - 'a' + 10);
+        else break;
+    }
+    *pp = p;
+    return v;
+}
+
+
+static void scan_roots(void)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f) return;
+    char line[1024];
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    while (fgets(line, sizeof line, f)) {
+        const char *p = line;
+        uintptr_t lo = hex(&p);
+        p++;
+        uintptr_t hi = hex(&p);
+        p++;
+        if (p[0] != 'r' || p[1] != 'w') continue;
+        if (lo < md_heap.base + md_heap.size && hi > md_heap.base) continue;
+        if (md_is_metadata(lo, hi)) continue;
+        if (strstr(line, " /dev/") || strstr(line, "[vvar") || strstr(line, "[vsyscall")) continue;
+        /* our own stack: only the live part, above this frame */
+        if (sp >= lo && sp < hi) lo = sp;
+        scan_range(lo, hi, 1);
+        drain(1);
+    }
+    fclose(f);
+}
+
+struct leak_group { uint32_t stack; uint8_t direct; size_t bytes, count; };
+
+static int by_stack(const void *a, const void *b)
+{
+    const struct leak_group *x = a, *y = b;
+    if (x->direct != y->direct) return y->direct - x->direct;
+    return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+static int by_size(const void *a, const void *b)
+{
+    const struct leak_group *x = a, *y = b;
+    if (x->direct != y->direct) return y->direct - x->direct;
+    return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
+}
+
+static bool report_leaks(void)
+{
+    uint32_t n = md_heap.nslots;
+    mark = md_internal_alloc(n + 1, 16);
+    work = md_internal_alloc(((size_t)n + 1) * sizeof *work, 16);
+    if (!mark || !work) return false;
+    memset(mark, 0, n + 1);
+    nwork = 0;
+    scan_roots();
+    /* everything still unmarked is leaked; what those reach is indirect */
+    for (uint32_t id = 1; id <= n; id++) {
+        struct md_slot *s = &md_heap.slots[id];
+        if (s->state != SLOT_LIVE || mark[id]) continue;
+        scan_range(s->user, s->user + s->size, 2);
+        drain(2);
+    }
+    size_t nleaks = 0;
+    for (uint32_t id = 1; id <= n; id++)
+        if (md_heap.slots[id].state == SLOT_LIVE && mark[id] != 1) nleaks++;
+    if (!nleaks) return false;
+
+    struct leak_group *g = md_internal_alloc(nleaks * sizeof *g, 16);
+    size_t k = 0;
+    for (uint32_t id = 1; id <= n; id++) {
+        struct md_slot *s = &md_heap.slots[id];
+        if (s->state != SLOT_LIVE || mark[id] == 1) continue;
+        g[k++] = (struct leak_group){ s->alloc_stack, mark[id] == 0, s->size, 1 };
+    }
+    qsort(g, k, sizeof *g, by_stack);
+    size_t m = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (m && g[m - 1].stack == g[i].stack && g[m - 1].direct == g[i].direct) {
+            g[m - 1].bytes += g[i].bytes;
+            g[m - 1].count++;
+        } else {
+            g[m++] = g[i];
+        }
+    }
+    qsort(g, m, sizeof *g, by_size);
+
+    struct md_buf buf, *b = &buf;
+    md_report_begin(b);
+    md_puts(b, "\n=================================================================\n");
+    md_put_pid_prefix(b);
+    md_puts(b, "ERROR: memdbg: detected memory leaks\n");
+    size_t total = 0, blocks = 0;
+    for (size_t i = 0; i < m; i++) {
+        md_puts(b, g[i].direct ? "\nDirect leak of " : "\nIndirect leak of ");
+        md_putu(b, g[i].bytes);
+        md_puts(b, " byte(s) in ");
+        md_putu(b, g[i].count);
+        md_puts(b, " object(s) allocated from:\n");
+        const uintptr_t *f;
+        int nf = md_depot_get(g[i].stack, &f);
+        md_print_stack(b, f, nf, false);
+        total += g[i].bytes;
+        blocks += g[i].count;
+    }
+    md_puts(b, "\nSUMMARY: memdbg: ");
+    md_putu(b, total);
+    md_puts(b, " byte(s) leaked in ");
+    md_putu(b, blocks);
+    md_puts(b, " allocation(s).\n");
+    md_report_end(b);
+    return true;
+}
+
+static void check_live_padding(void)
+{
+    for (uint32_t id = 1; id <= md_heap.nslots; id++) {
+        struct md_slot *s = &md_heap.slots[id];
+        uintptr_t bad;
+        if (s->state != SLOT_LIVE || md_check_padding(s, &bad)) continue;
+        struct md_error_info e = {
+            .kind = bad >= s->user + s->size ? ERR_OVERFLOW : ERR_UNDERFLOW,
+            .addr = bad, .access = 2, .slot = s,
+            .how = "the padding next to a live block was overwritten; found at exit",
+        };
+        md_report_error(&e);
+    }
+}
+
+static long vmhwm_kb(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : -1;
+}
+
+static void print_stats(void)
+{
+    struct md_buf buf, *b = &buf;
+    md_report_begin(b);
+    md_put_pid_prefix(b);
+    md_puts(b, "memdbg stats: backend ");
+    md_puts(b, md_heap.backend->name);
+    md_puts(b, ", allocs "); md_putu(b, md_heap.total_allocs);
+    md_puts(b, ", frees "); md_putu(b, md_heap.total_frees);
+    md_puts(b, ", live blocks "); md_putu(b, md_heap.live_blocks);
+    md_puts(b, " ("); md_putu(b, md_heap.live_bytes); md_puts(b, " bytes)");
+    md_puts(b, ", peak live blocks "); md_putu(b, md_heap.peak_live_blocks);
+    md_puts(b, ", peak RSS "); md_puti(b, vmhwm_kb()); md_puts(b, " KiB");
+    md_puts(b, ", heap VMAs ");
+    md_puti(b, md_count_vmas(md_heap.base, md_heap.base + md_heap.size));
+    md_puts(b, ", slots "); md_putu(b, md_heap.nslots);
+    md_puts(b, ", quarantine "); md_putu(b, md_heap.q_bytes >> 20); md_puts(b, " MiB");
+    md_puts(b, ", ready slots used "); md_putu(b, md_heap.ready_hits);
+    md_puts(b, " of "); md_putu(b, md_heap.ready_hits + md_heap.ready_misses); md_putc(b, '\n');
+    md_report_end(b);
+}
+
+void md_print_startup(void)
+{
+    struct md_buf buf, *b = &buf;
+    md_report_begin(b);
+    md_put_pid_prefix(b);
+    md_puts(b, "memdbg: backend ");
+    md_puts(b, md_heap.backend->name);
+    md_puts(b, ": ");
+    md_puts(b, md_heap.backend_reason);
+    md_puts(b, "; arena ");
+    md_putu(b, md_heap.size >> 20);
+    md_puts(b, " MiB at ");
+    md_putx(b, md_heap.base);
+    md_puts(b, ", quarantine ");
+    md_putu(b, md_opt.quarantine_bytes >> 20);
+    md_puts(b, " MiB, guard ");
+    md_puts(b, md_opt.protect_below ? "below" : "above");
+    md_puts(b, ", alignment ");
+    md_putu(b, md_opt.alignment);
+    md_putc(b, '\n');
+    md_report_end(b);
+}
+
+static void at_exit(void)
+{
+    if (!md_heap.initialized) return;
+    md_in_runtime++;
+    /* exit() may come from a signal handler that interrupted malloc on this
+     * very thread: do not wait forever for the heap lock. */
+    int tries = 0;
+    while (pthread_mutex_trylock(&md_heap.lock) != 0) {
+        if (++tries > 2000) { md_in_runtime--; return; }
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, 0);
+    }
+    if (md_opt.check_at_exit) check_live_padding();
+    bool leaked = md_opt.detect_leaks && report_leaks();
+    if (md_opt.print_stats) print_stats();
+    if (leaked || md_heap.errors_reported) {
+        fflush(0);
+        _exit(md_opt.exitcode);
+    }
+    pthread_mutex_unlock(&md_heap.lock);
+    md_in_runtime--;
+}
+
+/* A destructor of the preloaded library runs after the program's own
+ * destructors and atexit handlers (it was initialised first). */
+__attribute__((destructor)) static void md_destructor(void)
+{
+    at_exit();
+}
+

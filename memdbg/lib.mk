@@ -1,0 +1,69 @@
+# memdbg library fragment, included from the top-level Makefile (paths are
+# relative to the repository root).  Targets: lib, lib-tests, lib-bench.
+BUILD ?= build
+CC ?= gcc
+CXX ?= g++
+
+MD_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden \
+             -fno-omit-frame-pointer -fno-optimize-sibling-calls -D_GNU_SOURCE
+MD_CXXFLAGS := -std=gnu++17 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden -fno-optimize-sibling-calls
+MD_LDLIBS := -lunwind -ldw -lelf -lpthread -ldl -lstdc++
+
+MD_CORE_SRCS := $(wildcard memdbg/*.c)
+MD_PRELOAD_SRCS := $(wildcard preload/*.c)
+MD_OBJS := $(patsubst %.c,$(BUILD)/lib/obj/%.o,$(MD_CORE_SRCS) $(MD_PRELOAD_SRCS)) \
+           $(BUILD)/lib/obj/preload/cxx.o
+MD_HEADERS := $(wildcard memdbg/*.h)
+
+.PHONY: lib lib-tests lib-bench
+
+lib: $(BUILD)/libmemdbg.so $(BUILD)/memdbg
+
+$(BUILD)/lib/obj/%.o: %.c $(MD_HEADERS) memdbg/lib.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(MD_CFLAGS) -c $< -o $@
+
+$(BUILD)/lib/obj/preload/cxx.o: preload/cxx.cc memdbg/lib.mk
+	@mkdir -p $(dir $@)
+	$(CXX) $(MD_CXXFLAGS) -c $< -o $@
+
+$(BUILD)/libmemdbg.so: $(MD_OBJS)
+	$(CC) -shared -o $@ $(MD_OBJS) -Wl,-z,nodelete -Wl,--no-undefined $(MD_LDLIBS)
+
+$(BUILD)/memdbg: memdbg/memdbg.sh
+	@mkdir -p $(dir $@)
+	cp $< $@
+	chmod +x $@
+
+# ---- tests: built with symbols and frames so backtraces name functions ----
+MD_TEST_CFLAGS := -std=gnu11 -g -O0 -fno-omit-frame-pointer -fno-inline -Wall -Wno-unused-result \
+                  -Wno-free-nonheap-object -Wno-use-after-free -Wno-array-bounds -Wno-stringop-overflow \
+                  -Wno-alloc-size-larger-than -Wno-mismatched-dealloc \
+                  -Wno-unused-but-set-variable -Wno-unused-variable
+MD_TEST_CXXFLAGS := -std=gnu++17 -g -O0 -fno-omit-frame-pointer -fno-inline -Wall \
+                    -Wno-mismatched-new-delete -Wno-unused-variable
+MD_TEST_C := $(wildcard tests/lib/t_*.c)
+MD_TEST_CXX := $(wildcard tests/lib/t_*.cc)
+MD_TEST_BINS := $(patsubst tests/lib/%.c,$(BUILD)/tests/lib/%,$(MD_TEST_C)) \
+                $(patsubst tests/lib/%.cc,$(BUILD)/tests/lib/%,$(MD_TEST_CXX))
+MD_EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/tests/lib/example_%,$(wildcard examples/demo_*.c))
+
+lib-tests: lib $(MD_TEST_BINS) $(MD_EXAMPLE_BINS)
+
+$(BUILD)/tests/lib/%: tests/lib/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(MD_TEST_CFLAGS) $< -o $@ -lpthread
+
+$(BUILD)/tests/lib/%: tests/lib/%.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(MD_TEST_CXXFLAGS) $< -o $@
+
+$(BUILD)/tests/lib/example_%: examples/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(MD_TEST_CFLAGS) $< -o $@ -lpthread
+
+lib-bench: lib $(BUILD)/tests/lib/bench
+
+$(BUILD)/tests/lib/bench: tests/lib/bench/bench.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall $< -o $@

@@ -1,0 +1,236 @@
+/* Internal interface shared by the memdbg core files and the preload layer.
+ * Nothing here is exported from libmemdbg.so except the MEMDBG_API symbols. */
+#ifndef MEMDBG_H
+#define MEMDBG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <pthread.h>
+
+#define MEMDBG_HIDDEN __attribute__((visibility("hidden")))
+#define MEMDBG_API __attribute__((visibility("default")))
+/* Thread-locals must not go through __tls_get_addr, which can call malloc. */
+#define MEMDBG_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* The arena is managed in 4 KiB pages (x86_64 / aarch64-4K kernels). */
+#define MD_PAGE ((size_t)4096)
+#define MD_PAGE_SHIFT 12
+
+#define MD_MAX_FRAMES 64
+
+/* ---- options (options.c) ---- */
+enum md_backend_id { MD_BACKEND_AUTO, MD_BACKEND_NONLINEAR, MD_BACKEND_GUARD, MD_BACKEND_MPROTECT };
+
+struct md_options {
+    int backend;                 /* enum md_backend_id */
+    int protect_below;           /* guard page before the block instead of after */
+    size_t alignment;            /* minimum alignment of malloc'd blocks */
+    size_t quarantine_bytes;     /* address space kept inaccessible after free */
+    int malloc_fill_byte;        /* -1: do not fill */
+    size_t max_malloc_fill_size; /* fill at most this many bytes of a new block */
+    int free_fill_byte;          /* -1: do not fill */
+    int detect_leaks;
+    int exitcode;
+    int abort_on_error;
+    int halt_on_error;
+    char log_path[512];          /* empty: stderr */
+    int malloc_context_size;     /* backtrace depth */
+    int verbosity;
+    int print_stats;
+    int background_thread;
+    int nonlinear_emulation;     /* test aid: nonlinear backend through mmap */       /* return memory and pre-commit slots off the hot path */
+    size_t arena_size;           /* virtual size of the heap mapping */
+    int allow_malloc_0;          /* 0: malloc(0) returns NULL */
+    int symbolize;
+    int check_at_exit;           /* verify padding of live blocks at exit */
+};
+extern struct md_options md_opt MEMDBG_HIDDEN;
+void md_options_init(void) MEMDBG_HIDDEN;
+
+/* ---- formatting / output without stdio or malloc (out.c) ---- */
+struct md_buf { char *p; size_t len, cap; int fd; };
+void md_buf_init(struct md_buf *b, char *mem, size_t cap, int fd) MEMDBG_HIDDEN;
+void md_puts(struct md_buf *b, const char *s) MEMDBG_HIDDEN;
+void md_putc(struct md_buf *b, char c) MEMDBG_HIDDEN;
+void md_putu(struct md_buf *b, unsigned long long v) MEMDBG_HIDDEN;
+void md_puti(struct md_buf *b, long long v) MEMDBG_HIDDEN;
+void md_putx(struct md_buf *b, unsigned long long v) MEMDBG_HIDDEN; /* 0x... */
+void md_flush(struct md_buf *b) MEMDBG_HIDDEN;
+void md_write_all(int fd, const char *s, size_t n) MEMDBG_HIDDEN;
+void md_die_msg(const char *a, const char *b, const char *c) MEMDBG_HIDDEN; /* early fatal */
+size_t md_strlen(const char *s) MEMDBG_HIDDEN;
+int md_report_fd(void) MEMDBG_HIDDEN;
+void md_save_stderr(void) MEMDBG_HIDDEN;   /* stderr or log_path.PID, opened lazily */
+
+/* ---- internal allocator (internal_alloc.c) ---- */
+void *md_reserve(size_t bytes, const char *what) MEMDBG_HIDDEN; /* guarded, lazily backed */
+void *md_internal_alloc(size_t size, size_t align) MEMDBG_HIDDEN;
+void *md_internal_realloc(void *p, size_t size) MEMDBG_HIDDEN;
+size_t md_internal_usable(const void *p) MEMDBG_HIDDEN;
+bool md_is_internal(const void *p) MEMDBG_HIDDEN;
+void md_internal_init(void) MEMDBG_HIDDEN;
+bool md_is_metadata(uintptr_t lo, uintptr_t hi) MEMDBG_HIDDEN;
+
+/* ---- stacks (stacktrace.c, stackdepot.c, symbolize.c) ---- */
+int md_capture_stack(uintptr_t *frames, int max) MEMDBG_HIDDEN;
+int md_capture_stack_from_ucontext(void *uc, uintptr_t *frames, int max) MEMDBG_HIDDEN;
+void md_stacktrace_init(void) MEMDBG_HIDDEN;
+uint32_t md_depot_put(const uintptr_t *frames, int n) MEMDBG_HIDDEN;
+int md_depot_get(uint32_t id, const uintptr_t **frames) MEMDBG_HIDDEN;
+void md_depot_init(void) MEMDBG_HIDDEN;
+/* first_exact: frames[0] is a faulting pc, not a return address. */
+void md_print_stack(struct md_buf *b, const uintptr_t *frames, int n, bool first_exact) MEMDBG_HIDDEN;
+/* Function name of frame (for SUMMARY lines); writes "" if unknown. */
+void md_frame_location(struct md_buf *b, uintptr_t pc, bool is_return_addr) MEMDBG_HIDDEN;
+
+/* ---- arena, slots, classes (arena.c) ---- */
+enum md_slot_state { SLOT_UNUSED = 0, SLOT_LIVE, SLOT_QUARANTINED, SLOT_FREE, SLOT_READY };
+enum md_kind { KIND_MALLOC = 0, KIND_NEW, KIND_NEW_ARRAY };
+enum md_dealloc { DEALLOC_FREE = 0, DEALLOC_DELETE, DEALLOC_DELETE_ARRAY, DEALLOC_REALLOC };
+
+struct md_slot {
+    uintptr_t user;        /* user pointer of the current (or last) block */
+    size_t size;           /* its requested size */
+    uint32_t first_page;   /* arena page index of the slot's first page */
+    uint32_t pages;        /* slot capacity in pages, guard page included */
+    uint32_t data_pages;   /* pages made accessible for the block */
+    uint32_t next;         /* link: class free list or quarantine FIFO */
+    uint32_t alloc_stack, free_stack;
+    uint32_t alloc_tid, free_tid;
+    uint32_t file_page;    /* nonlinear: first page of the file run it owns */
+    uint8_t state, kind, cls, flags;
+};
+#define SLOT_F_UNGUARDED 1  /* mprotect backend past vm.max_map_count: no guard */
+#define SLOT_F_HAS_FILE  2  /* nonlinear: owns a file run */
+#define SLOT_F_FRESH     4  /* data pages are known to read as zero */
+#define SLOT_F_DROP_PENDING  8   /* freed memory not yet returned (worker queue) */
+#define SLOT_F_DROP_INFLIGHT 16  /* the worker is returning it right now */
+
+struct md_backend;
+struct md_heap {
+    pthread_mutex_t lock;
+    int initialized;
+    int fd;                    /* memfd of the heap */
+    uintptr_t base;            /* arena start */
+    size_t size;               /* arena bytes */
+    uint32_t total_pages;
+    uint32_t bump_page;        /* first never-used arena page */
+    uint32_t guarded_frontier; /* arena pages below this are guarded up front */
+    uint32_t *page_slot;       /* arena page -> slot id (0 = none) */
+    struct md_slot *slots;     /* slot id -> record; id 0 unused */
+    uint32_t nslots, max_slots;
+    uint32_t *class_free;      /* class -> first free slot id (guarded) */
+    uint32_t *class_free_unguarded;
+    uint32_t q_head, q_tail;   /* quarantine FIFO */
+    size_t q_bytes;
+    const struct md_backend *backend;
+    char backend_reason[512];
+    /* statistics */
+    size_t live_blocks, live_bytes, peak_live_blocks, peak_live_bytes;
+    size_t total_allocs, total_frees;
+    size_t errors_reported;
+    size_t ready_hits, ready_misses;   /* small mallocs served by the background thread */
+    /* mprotect accounting */
+    long vma_estimate, max_map_count;
+    int vma_warned, unguarded_mode;
+    /* our own code range, to drop allocator frames from stacks */
+    uintptr_t self_start, self_end;
+};
+extern struct md_heap md_heap MEMDBG_HIDDEN;
+
+#define MD_NCLASSES 128
+uint32_t md_class_of(uint32_t pages) MEMDBG_HIDDEN;
+uint32_t md_class_pages(uint32_t cls) MEMDBG_HIDDEN;
+uint32_t md_slot_get(uint32_t pages_needed, bool unguarded) MEMDBG_HIDDEN; /* 0 = no space */
+void md_arena_init(void) MEMDBG_HIDDEN;
+static inline bool md_in_arena(uintptr_t a) {
+    return a - md_heap.base < md_heap.size;
+}
+static inline struct md_slot *md_slot_of_addr(uintptr_t a) {
+    if (!md_in_arena(a)) return 0;
+    uint32_t id = md_heap.page_slot[(a - md_heap.base) >> MD_PAGE_SHIFT];
+    return id ? &md_heap.slots[id] : 0;
+}
+static inline uintptr_t md_page_addr(uint32_t page) {
+    return md_heap.base + ((uintptr_t)page << MD_PAGE_SHIFT);
+}
+/* First data page of a slot: data sits against the guard page, which is the
+ * slot's last page (overflow mode) or its first page (protect_below). */
+static inline uint32_t md_slot_data_page(const struct md_slot *s) {
+    return md_opt.protect_below ? s->first_page + 1
+                                : s->first_page + s->pages - 1 - s->data_pages;
+}
+/* Quarantine (quarantine.c) */
+void md_quarantine_push(uint32_t id) MEMDBG_HIDDEN;
+bool md_quarantine_evict_one(void) MEMDBG_HIDDEN;
+void md_free_list_push(uint32_t id) MEMDBG_HIDDEN;
+
+/* ---- backends ---- */
+struct md_backend {
+    const char *name;
+    /* Probe: 0 if usable, else fills why (errno text). */
+    int (*probe)(char *why, size_t whylen);
+    int (*map_arena)(void);                        /* map heap fd at md_heap.base */
+    int (*guard_range)(uint32_t page, uint32_t n);  /* make never-used pages guards */
+    int (*commit)(struct md_slot *s, uint32_t page, uint32_t n); /* make RW */
+    int (*release)(struct md_slot *s, uint32_t page, uint32_t n); /* make guards */
+    /* Give freed pages' memory back (NULL: release already did).  Needs no
+     * lock, so the background thread can do it. */
+    int (*drop)(uint32_t page, uint32_t n);
+    bool commit_without_lock;                      /* commit may run unlocked */
+    size_t (*file_extent)(void);                    /* bytes of the heap file in use */
+    int (*after_fork)(int copy_fd);                 /* child: map the private copy */
+};
+extern const struct md_backend md_backend_nonlinear MEMDBG_HIDDEN;
+extern const struct md_backend md_backend_guard MEMDBG_HIDDEN;
+extern const struct md_backend md_backend_mprotect MEMDBG_HIDDEN;
+void md_backend_select(void) MEMDBG_HIDDEN;
+int md_count_vmas(uintptr_t start, uintptr_t end) MEMDBG_HIDDEN; /* /proc/self/maps */
+int md_memfd(const char *name) MEMDBG_HIDDEN;
+int md_copy_heap_file(int from_fd, int to_fd, size_t size) MEMDBG_HIDDEN;
+
+/* ---- core heap (heap.c) ---- */
+void md_ensure_init(void) MEMDBG_HIDDEN;
+void *md_alloc(size_t size, size_t align, int kind, bool zero) MEMDBG_HIDDEN;
+void md_free(void *p, int dealloc) MEMDBG_HIDDEN;
+void *md_realloc(void *p, size_t size) MEMDBG_HIDDEN;
+size_t md_usable_size(const void *p) MEMDBG_HIDDEN;
+bool md_check_padding(struct md_slot *s, uintptr_t *bad) MEMDBG_HIDDEN;
+uint32_t md_thread_id(void) MEMDBG_HIDDEN;
+extern MEMDBG_TLS int md_in_runtime MEMDBG_HIDDEN; /* re-entrancy guard */
+#define MD_PAD_BYTE 0xab
+
+/* ---- background thread (worker.c) ---- */
+#define MD_READY_CLASSES 16          /* classes whose data-page count is exact */
+void md_worker_maybe_start(void) MEMDBG_HIDDEN;      /* call without the lock */
+void md_worker_queue_drop(uint32_t id) MEMDBG_HIDDEN;/* with the lock */
+uint32_t md_worker_take_ready(uint32_t cls) MEMDBG_HIDDEN; /* with the lock; 0 none */
+void md_slot_settle(struct md_slot *s) MEMDBG_HIDDEN;  /* with the lock: finish a pending drop */
+void md_worker_fork_child(void) MEMDBG_HIDDEN;
+extern int md_constructed MEMDBG_HIDDEN;
+
+/* ---- reports (report.c, fault.c, leaks.c) ---- */
+enum md_error {
+    ERR_OVERFLOW, ERR_UNDERFLOW, ERR_UAF, ERR_DOUBLE_FREE, ERR_BAD_FREE,
+    ERR_MISMATCH, ERR_UNKNOWN_CRASH,
+};
+struct md_error_info {
+    int kind;
+    uintptr_t addr;
+    int access;                 /* 0 unknown, 1 READ, 2 WRITE */
+    int access_size;            /* 0 unknown */
+    const char *how;            /* extra line, e.g. "detected at free()" */
+    const uintptr_t *frames; int nframes;  /* current stack */
+    struct md_slot *slot;       /* the block it is about (may be NULL) */
+    int alloc_kind, dealloc_kind;  /* for mismatch */
+    uintptr_t pc, sp, bp;
+};
+void md_report_error(const struct md_error_info *e) MEMDBG_HIDDEN;
+void md_error_finish(bool fatal) MEMDBG_HIDDEN;   /* exit/abort per options */
+void md_fault_init(void) MEMDBG_HIDDEN;
+void md_leak_check_and_exit_report(void) MEMDBG_HIDDEN;
+void md_fork_init(void) MEMDBG_HIDDEN;
+int md_decode_access_size(const unsigned char *pc) MEMDBG_HIDDEN;
+
+#endif

@@ -1,0 +1,38 @@
+/* FIFO quarantine of address space.  A freed block's pages are already
+ * guards and its memory already released (see the backends); what the
+ * quarantine holds back is the *address range*, so a dangling pointer keeps
+ * faulting until quarantine_size bytes of newer frees have pushed it out. */
+#include "memdbg.h"
+
+void md_free_list_push(uint32_t id)
+{
+    struct md_slot *s = &md_heap.slots[id];
+    uint32_t *list = (s->flags & SLOT_F_UNGUARDED) ? md_heap.class_free_unguarded : md_heap.class_free;
+    s->state = SLOT_FREE;
+    s->next = list[s->cls];
+    list[s->cls] = id;
+}
+
+bool md_quarantine_evict_one(void)
+{
+    uint32_t id = md_heap.q_head;
+    if (!id) return false;
+    struct md_slot *s = &md_heap.slots[id];
+    md_heap.q_head = s->next;
+    if (!md_heap.q_head) md_heap.q_tail = 0;
+    md_heap.q_bytes -= (size_t)s->pages << MD_PAGE_SHIFT;
+    md_free_list_push(id);   /* keeps user/size/stacks for late reports */
+    return true;
+}
+
+void md_quarantine_push(uint32_t id)
+{
+    struct md_slot *s = &md_heap.slots[id];
+    s->state = SLOT_QUARANTINED;
+    s->next = 0;
+    if (md_heap.q_tail) md_heap.slots[md_heap.q_tail].next = id;
+    else md_heap.q_head = id;
+    md_heap.q_tail = id;
+    md_heap.q_bytes += (size_t)s->pages << MD_PAGE_SHIFT;
+    while (md_heap.q_bytes > md_opt.quarantine_bytes && md_quarantine_evict_one()) { }
+}

@@ -1,0 +1,63 @@
+// C++ operator new/delete in every form, so that new[]/free and new/delete[]
+// mismatches are seen: each form records or checks its allocation kind.
+#include <new>
+#include <cstddef>
+#include <cerrno>
+
+extern "C" {
+void *md_alloc(size_t size, size_t align, int kind, bool zero) __attribute__((visibility("hidden")));
+void md_free(void *p, int dealloc) __attribute__((visibility("hidden")));
+}
+
+#define API __attribute__((visibility("default")))
+
+namespace {
+enum { KIND_MALLOC = 0, KIND_NEW, KIND_NEW_ARRAY };
+enum { DEALLOC_FREE = 0, DEALLOC_DELETE, DEALLOC_DELETE_ARRAY };
+
+// Throwing forms: retry through the new_handler, then std::bad_alloc.
+void *new_throw(std::size_t n, std::size_t align, int kind)
+{
+    for (;;) {
+        void *p = md_alloc(n, align, kind, false);
+        if (p) return p;
+        std::new_handler h = std::get_new_handler();
+        if (!h) throw std::bad_alloc();
+        h();
+    }
+}
+
+void *new_nothrow(std::size_t n, std::size_t align, int kind) noexcept
+{
+    try {
+        return new_throw(n, align, kind);
+    } catch (...) {
+        return nullptr;
+    }
+}
+}  // namespace
+
+API void *operator new(std::size_t n) { return new_throw(n, 0, KIND_NEW); }
+API void *operator new[](std::size_t n) { return new_throw(n, 0, KIND_NEW_ARRAY); }
+API void *operator new(std::size_t n, const std::nothrow_t &) noexcept { return new_nothrow(n, 0, KIND_NEW); }
+API void *operator new[](std::size_t n, const std::nothrow_t &) noexcept { return new_nothrow(n, 0, KIND_NEW_ARRAY); }
+API void *operator new(std::size_t n, std::align_val_t a) { return new_throw(n, (std::size_t)a, KIND_NEW); }
+API void *operator new[](std::size_t n, std::align_val_t a) { return new_throw(n, (std::size_t)a, KIND_NEW_ARRAY); }
+API void *operator new(std::size_t n, std::align_val_t a, const std::nothrow_t &) noexcept
+{ return new_nothrow(n, (std::size_t)a, KIND_NEW); }
+API void *operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t &) noexcept
+{ return new_nothrow(n, (std::size_t)a, KIND_NEW_ARRAY); }
+
+API void operator delete(void *p) noexcept { md_free(p, DEALLOC_DELETE); }
+API void operator delete[](void *p) noexcept { md_free(p, DEALLOC_DELETE_ARRAY); }
+API void operator delete(void *p, std::size_t) noexcept { md_free(p, DEALLOC_DELETE); }
+API void operator delete[](void *p, std::size_t) noexcept { md_free(p, DEALLOC_DELETE_ARRAY); }
+API void operator delete(void *p, const std::nothrow_t &) noexcept { md_free(p, DEALLOC_DELETE); }
+API void operator delete[](void *p, const std::nothrow_t &) noexcept { md_free(p, DEALLOC_DELETE_ARRAY); }
+API void operator delete(void *p, std::align_val_t) noexcept { md_free(p, DEALLOC_DELETE); }
+API void operator delete[](void *p, std::align_val_t) noexcept { md_free(p, DEALLOC_DELETE_ARRAY); }
+API void operator delete(void *p, std::size_t, std::align_val_t) noexcept { md_free(p, DEALLOC_DELETE); }
+API void operator delete[](void *p, std::size_t, std::align_val_t) noexcept { md_free(p, DEALLOC_DELETE_ARRAY); }
+API void operator delete(void *p, std::align_val_t, const std::nothrow_t &) noexcept { md_free(p, DEALLOC_DELETE); }
+API void operator delete[](void *p, std::align_val_t, const std::nothrow_t &) noexcept
+{ md_free(p, DEALLOC_DELETE_ARRAY); }

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Concurrency on a nonlinear shmem mapping: two threads fault pages in
+ * while a third remaps them (and drops ptes) for a bounded time; every
+ * value read must be some valid page stamp and the final layout must be
+ * exactly the last one set.  A second test checks that a remap is seen at
+ * once by a thread running on another CPU (the batched TLB flush reaches
+ * every CPU that may cache the old translation).
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+
+#include "nonlinear_util.h" /* includes kselftest_harness.h */
+
+#define N 64 /* mapped pages */
+#define F (2 * N) /* file pages */
+#define RUN_SECONDS 2.0
+
+struct shared {
+	char *map;
+	size_t page;
+	atomic_bool stop;
+	atomic_long reads, bad_reads, remaps, remap_errors, drops;
+	atomic_ulong first_bad;
+	_Atomic size_t layout[N];
+};
+
+static int pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void *faulter(void *arg)
+{
+	struct shared *s = arg;
+	unsigned int seed = (unsigned int)(uintptr_t)&seed;
+	long reads = 0;
+
+	while (!atomic_load(&s->stop)) {
+		for (size_t i = 0; i < N; i++) {
+			uint64_t v = *(volatile uint64_t *)(s->map + i * s->page);
+			uint64_t w = *(volatile uint64_t *)(s->map + i * s->page + s->page - 8);
+
+			reads++;
+			if (!NL_IS_STAMP(v, F) || !NL_IS_STAMP(w, F)) {
+				unsigned long zero = 0;
+
+				atomic_fetch_add(&s->bad_reads, 1);
+				atomic_compare_exchange_strong(&s->first_bad, &zero, (unsigned long)v ?: 1);
+			}
+		}
+		/* Drop a few ptes now and then so that faults keep happening. */
+		if (rand_r(&seed) % 4 == 0) {
+			size_t i = rand_r(&seed) % (N - 4);
+
+			madvise(s->map + i * s->page, 4 * s->page, MADV_DONTNEED);
+			atomic_fetch_add(&s->drops, 1);
+		}
+	}
+	atomic_fetch_add(&s->reads, reads);
+	return NULL;
+}
+
+static void *remapper(void *arg)
+{
+	struct shared *s = arg;
+	unsigned int seed = 12345;
+	double end = nl_now() + RUN_SECONDS;
+
+	while (nl_now() < end) {
+		size_t i = rand_r(&seed) % N, len = 1 + rand_r(&seed) % 4, pg = rand_r(&seed) % (F - 4);
+
+		if (i + len > N)
+			len = N - i;
+		if (nl_remap(s->map + i * s->page, len * s->page, 0, pg, rand_r(&seed) % 2 ? MAP_NONBLOCK : 0)) {
+			atomic_fetch_add(&s->remap_errors, 1);
+			continue;
+		}
+		for (size_t k = 0; k < len; k++)
+			atomic_store(&s->layout[i + k], pg + k);
+		atomic_fetch_add(&s->remaps, 1);
+	}
+	atomic_store(&s->stop, true);
+	return NULL;
+}
+
+TEST(two_faulters_one_remapper)
+{
+	struct shared *s = calloc(1, sizeof(*s));
+	uint64_t want[N];
+	pthread_t t[3];
+	int fd;
+
+	ASSERT_NE(NULL, s);
+	s->page = nl_pagesize();
+	fd = nl_memfd("nl_threads", F, true);
+	ASSERT_LE(0, fd);
+	s->map = nl_map_with_hole(N * s->page, fd);
+	ASSERT_NE(MAP_FAILED, s->map);
+	/* Start nonlinear: reversed into the upper half of the file. */
+	for (size_t i = 0; i < N; i++) {
+		ASSERT_EQ(0, nl_remap(s->map + i * s->page, s->page, 0, F - 1 - i, 0));
+		atomic_store(&s->layout[i], F - 1 - i);
+	}
+	ASSERT_EQ(0, pthread_create(&t[0], NULL, faulter, s));
+	ASSERT_EQ(0, pthread_create(&t[1], NULL, faulter, s));
+	ASSERT_EQ(0, pthread_create(&t[2], NULL, remapper, s));
+	for (int k = 0; k < 3; k++)
+		ASSERT_EQ(0, pthread_join(t[k], NULL));
+	TH_LOG("%ld remaps (%ld failed), %ld page reads, %ld pte drops, %ld bad reads",
+	       atomic_load(&s->remaps), atomic_load(&s->remap_errors), atomic_load(&s->reads),
+	       atomic_load(&s->drops), atomic_load(&s->bad_reads));
+	EXPECT_EQ(0, atomic_load(&s->remap_errors));
+	EXPECT_LT(0, atomic_load(&s->remaps));
+	EXPECT_LT(0, atomic_load(&s->reads));
+	EXPECT_EQ(0, atomic_load(&s->bad_reads))
+		TH_LOG("first bad value %#lx", atomic_load(&s->first_bad));
+	for (size_t i = 0; i < N; i++)
+		want[i] = NL_STAMP(atomic_load(&s->layout[i]), 0);
+	EXPECT_EQ(0, nl_check_pages(s->map, N, want, true));
+	ASSERT_EQ(0, madvise(s->map, N * s->page, MADV_DONTNEED));
+	EXPECT_EQ(0, nl_check_pages(s->map, N, want, true));
+	/* The stock emulation can leave up to one VMA per page here. */
+	EXPECT_NONLINEAR(s->map, N * s->page);
+	munmap(s->map, N * s->page);
+	close(fd);
+	free(s);
+}
+
+/* --- a remap is visible at once on another CPU ---------------------------- */
+
+#define ROUNDS 300
+#define SPAN 8 /* pages remapped per round (one call) */
+
+struct tlb {
+	char *map;
+	size_t page;
+	int cpu;
+	atomic_int round; /* published by the remapper after each remap */
+	atomic_int acked;
+	uint64_t seen[SPAN];
+};
+
+static void *tlb_reader(void *arg)
+{
+	struct tlb *t = arg;
+	int done = 0;
+
+	if (t->cpu >= 0)
+		pin_to_cpu(t->cpu);
+	while (done < ROUNDS) {
+		/* Keep the translations hot while waiting for the next round. */
+		while (atomic_load_explicit(&t->round, memory_order_acquire) == done)
+			for (size_t k = 0; k < SPAN; k++)
+				(void)*(volatile uint64_t *)(t->map + k * t->page);
+		done++;
+		for (size_t k = 0; k < SPAN; k++)
+			t->seen[k] = *(volatile uint64_t *)(t->map + k * t->page);
+		atomic_store_explicit(&t->acked, done, memory_order_release);
+	}
+	return NULL;
+}
+
+TEST(remap_visible_on_other_cpu)
+{
+	struct tlb *t = calloc(1, sizeof(*t));
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	long stale = 0;
+	double end;
+	pthread_t th;
+	int fd;
+
+	ASSERT_NE(NULL, t);
+	t->page = nl_pagesize();
+	t->cpu = cpus >= 2 ? 1 : -1;
+	TH_LOG("%ld CPUs online%s", cpus, cpus < 2 ? ": reader and remapper share one CPU" : "");
+	fd = nl_memfd("nl_tlb", 4 * SPAN, true);
+	ASSERT_LE(0, fd);
+	t->map = nl_map_with_hole(SPAN * t->page, fd);
+	ASSERT_NE(MAP_FAILED, t->map);
+	if (cpus >= 2)
+		pin_to_cpu(0);
+	/* Populate, make the mapping nonlinear. */
+	ASSERT_EQ(0, nl_remap(t->map, SPAN * t->page, 0, SPAN, 0));
+	ASSERT_EQ(0, pthread_create(&th, NULL, tlb_reader, t));
+	end = nl_now() + 20; /* below the harness's 30 s timeout */
+	for (int r = 1; r <= ROUNDS && nl_now() < end; r++) {
+		/*
+		 * Rounds alternate between four file windows; odd rounds remap
+		 * one page per call, reversed, even rounds the whole span in one
+		 * call (one batched TLB flush).
+		 */
+		size_t base = (size_t)(r % 4) * SPAN, want[SPAN];
+
+		for (size_t k = 0; k < SPAN; k++)
+			want[k] = r % 2 ? base + SPAN - 1 - k : base + k;
+		if (r % 2) {
+			for (size_t k = 0; k < SPAN; k++)
+				if (nl_remap(t->map + k * t->page, t->page, 0, want[k], 0))
+					break;
+		} else {
+			nl_remap(t->map, SPAN * t->page, 0, base, 0);
+		}
+		atomic_store_explicit(&t->round, r, memory_order_release);
+		while (atomic_load_explicit(&t->acked, memory_order_acquire) != r && nl_now() < end)
+			;
+		for (size_t k = 0; k < SPAN; k++)
+			if (t->seen[k] != NL_STAMP(want[k], 0)) {
+				if (stale < 5)
+					TH_LOG("round %d page %zu: saw %#" PRIx64 ", want %#" PRIx64, r, k,
+					       t->seen[k], NL_STAMP(want[k], 0));
+				stale++;
+			}
+	}
+	ASSERT_EQ(ROUNDS, atomic_load(&t->acked)) TH_LOG("the reader stalled");
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, stale) TH_LOG("%ld stale reads after a remap", stale);
+	EXPECT_NONLINEAR(t->map, SPAN * t->page);
+	munmap(t->map, SPAN * t->page);
+	close(fd);
+	free(t);
+}
+
+NL_HARNESS_MAIN

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Benchmark: ns per malloc/free pair, RSS and VMA count at 1k/10k/100k (and
+# optionally 1M) live blocks, for memdbg (each usable backend), Electric
+# Fence, DUMA and glibc.  Usage (from the repository root):
+#   tests/lib/bench.sh [--build DIR] [--backend NAME|auto] [--sizes "1000 10000 100000"]
+set -u
+BUILD=build
+BACKEND=auto
+SIZES="1000 10000 100000"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --build) BUILD=$2; shift 2 ;;
+        --backend) BACKEND=$2; shift 2 ;;
+        --sizes) SIZES=$2; shift 2 ;;
+        *) echo "usage: $0 [--build DIR] [--backend NAME|auto] [--sizes LIST]" >&2; exit 2 ;;
+    esac
+done
+LIB=$(cd "$BUILD" && pwd)/libmemdbg.so
+BENCH=$(cd "$BUILD" && pwd)/tests/lib/bench
+[ -x "$BENCH" ] || { echo "missing $BENCH: run make lib-bench" >&2; exit 1; }
+
+EFENCE=$(ls /usr/lib/libefence.so* /usr/lib/*/libefence.so* 2>/dev/null | head -n 1)
+DUMA=$(ls /usr/lib/libduma.so* /usr/lib/*/libduma.so* 2>/dev/null | head -n 1)
+
+# Which memdbg backends work here (the library's own detection decides).
+backends=()
+if [ "$BACKEND" = auto ]; then cands="nonlinear guard mprotect"; else cands=$BACKEND; fi
+for b in $cands; do
+    if LD_PRELOAD=$LIB MEMDBG_OPTIONS="backend=$b:detect_leaks=0" /bin/true 2>/dev/null; then backends+=("$b"); fi
+done
+
+# Fewer iterations for the slow allocators keep the run short.
+iters_for() { case "$1" in efence|duma) echo 2000 ;; glibc) echo 1000000 ;; *) echo 30000 ;; esac; }
+
+one() {   # one NAME LIVE -> prints a table row
+    local name=$1 live=$2 iters line
+    iters=$(iters_for "$name")
+    case "$name" in
+        glibc) line=$("$BENCH" "$live" "$iters" 2>/dev/null) ;;
+        efence) line=$(EF_ALLOW_MALLOC_0=1 LD_PRELOAD=$EFENCE timeout 300 "$BENCH" "$live" "$iters" 2>/dev/null) ;;
+        duma) line=$(DUMA_DISABLE_BANNER=1 LD_PRELOAD=$DUMA timeout 300 "$BENCH" "$live" "$iters" 2>/dev/null) ;;
+        memdbg-*/nothread)
+            local b=${name#memdbg-}; b=${b%/nothread}
+            line=$(LD_PRELOAD=$LIB MEMDBG_OPTIONS="backend=$b:detect_leaks=0:background_thread=0" timeout 300 "$BENCH" "$live" "$iters" 2>/dev/null) ;;
+        memdbg-*) line=$(LD_PRELOAD=$LIB MEMDBG_OPTIONS="backend=${name#memdbg-}:detect_leaks=0" timeout 300 "$BENCH" "$live" "$iters" 2>/dev/null) ;;
+    esac
+    local rc=$?
+    if echo "$line" | grep -q ns_per_pair; then
+        local ns cpu rss vmas
+        ns=$(echo "$line" | sed -n 's/.* ns_per_pair=\([0-9]*\).*/\1/p')
+        cpu=$(echo "$line" | sed -n 's/.*cpu_ns_per_pair=\([0-9]*\).*/\1/p')
+        rss=$(echo "$line" | sed -n 's/.*rss_kb=\([0-9]*\).*/\1/p')
+        vmas=$(echo "$line" | sed -n 's/.*vmas=\([0-9]*\).*/\1/p')
+        printf '%-22s %9s %12s %12s %12s %10s\n' "$name" "$live" "$ns" "$cpu" "$rss" "$vmas"
+        local key=${name//-/_}; key=${key//\//_}
+        eval "NS_${key}_$live=$ns"
+        eval "CPU_${key}_$live=$cpu"
+    else
+        printf '%-22s %9s %12s %12s %12s %10s\n' "$name" "$live" "FAILED" "-" "-" "rc=$rc"
+    fi
+}
+
+echo "# malloc/free pairs with N live blocks (sizes 16..512, random victim); kernel $(uname -r)"
+echo "# ns/pair: wall clock; cpu/pair: CPU time of the calling thread (memdbg's helper thread excluded)"
+echo "# load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
+printf '%-22s %9s %12s %12s %12s %10s\n' allocator live ns/pair cpu/pair rss_kB vmas
+names=()
+for b in "${backends[@]}"; do names+=("memdbg-$b"); done
+[ ${#backends[@]} -gt 0 ] && names+=("memdbg-${backends[0]}/nothread")
+[ -n "$EFENCE" ] && names+=(efence)
+[ -n "$DUMA" ] && names+=(duma)
+names+=(glibc)
+for live in $SIZES; do
+    for n in "${names[@]}"; do one "$n" "$live"; done
+done
+for n in "${names[@]}"; do
+    case "$n" in memdbg-*) ;; *) continue ;; esac
+    k=${n//-/_}; k=${k//\//_}
+    v=NS_${k}_10000; vc=CPU_${k}_10000
+    if [ -n "${!v:-}" ] && [ -n "${NS_efence_10000:-}" ] && [ -n "${NS_duma_10000:-}" ]; then
+        echo "# at 10k live blocks $n: $(( NS_efence_10000 / ${!v} ))x (wall) / $(( CPU_efence_10000 / ${!vc} ))x (cpu) faster than Electric Fence, $(( NS_duma_10000 / ${!v} ))x / $(( CPU_duma_10000 / ${!vc} ))x than DUMA (goal: 20x)"
+    fi
+done

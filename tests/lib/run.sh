@@ -1,0 +1,499 @@
+#!/usr/bin/env bash
+# Tests of libmemdbg.so.  Prints TAP.  Usage (from the repository root):
+#   tests/lib/run.sh [--build DIR] [--backend auto|nonlinear|guard|mprotect]
+# Binaries must be prebuilt (make lib-tests); no compiler is needed, so this
+# also runs inside the guest VM with a read-only tree and a writable $TMPDIR.
+set -u
+
+BUILD=build
+BACKEND=auto
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --build) BUILD=$2; shift 2 ;;
+        --build=*) BUILD=${1#--build=}; shift ;;
+        --backend) BACKEND=$2; shift 2 ;;
+        --backend=*) BACKEND=${1#--backend=}; shift ;;
+        *) echo "usage: $0 [--build DIR] [--backend auto|nonlinear|guard|mprotect]" >&2; exit 2 ;;
+    esac
+done
+
+LIB=$(cd "$BUILD" && pwd)/libmemdbg.so
+T=$(cd "$BUILD" && pwd)/tests/lib
+MEMDBG=$(cd "$BUILD" && pwd)/memdbg
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/memdbg-tests.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+OUT=$WORK/out
+ERR=$WORK/err
+RC=0
+N=0
+FAILED=0
+SKIPPED=0
+
+if [ ! -f "$LIB" ] || [ ! -x "$T/t_uaf" ]; then
+    echo "# $LIB or $T missing: run make lib-tests first"
+    echo "1..0"
+    exit 1
+fi
+
+# The backend the library would really pick: ask it.
+probe=$(LD_PRELOAD=$LIB MEMDBG_OPTIONS="verbosity=1:detect_leaks=0${BACKEND:+:backend=$BACKEND}" /bin/true 2>&1 | head -n 1)
+ACTUAL=$(echo "$probe" | sed -n 's/.*memdbg: backend \([a-z]*\):.*/\1/p')
+echo "# $probe"
+if [ -z "$ACTUAL" ]; then
+    # The requested backend cannot run on this kernel: skip everything (the
+    # reason is the library's own), or fail with MEMDBG_REQUIRE_BACKEND=1.
+    reason=$(LD_PRELOAD=$LIB MEMDBG_OPTIONS="backend=$BACKEND" /bin/true 2>&1 | head -n 1 | sed 's/^memdbg: //')
+    if [ "${MEMDBG_REQUIRE_BACKEND:-0}" = 1 ]; then
+        echo "not ok 1 - backend $BACKEND usable"
+        echo "# $reason"
+        echo "1..1"
+        exit 1
+    fi
+    echo "ok 1 - backend $BACKEND usable # SKIP ${reason:-backend $BACKEND unusable}"
+    echo "1..1"
+    exit 0
+fi
+
+fail() { echo "#   $*"; return 1; }
+
+# run OPTIONS cmd...: runs cmd under the preload; sets RC, OUT, ERR.
+run() {
+    local opts=$1; shift
+    local o="backend=$BACKEND"
+    [ -n "$opts" ] && o="$o:$opts"
+    # (the subshell keeps bash's "Aborted" job notice out of the TAP stream)
+    ( LD_PRELOAD=$LIB MEMDBG_OPTIONS=$o timeout 120 "$@" >"$OUT" 2>"$ERR" </dev/null; exit $? ) 2>/dev/null
+    RC=$?
+}
+run_env() {   # like run, but takes KEY=VAL environment words first, then --
+    local envs=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    env "${envs[@]}" LD_PRELOAD=$LIB MEMDBG_OPTIONS="backend=$BACKEND" timeout 120 "$@" >"$OUT" 2>"$ERR" </dev/null
+    RC=$?
+}
+rc_is() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"; }
+has() { grep -Eq -- "$1" "$ERR" || fail "stderr lacks /$1/"; }
+hasnt() { ! grep -Eq -- "$1" "$ERR" || fail "stderr has /$1/"; }
+out_has() { grep -Eq -- "$1" "$OUT" || fail "stdout lacks /$1/"; }
+first_line_is() {   # the report's first line names the kind
+    grep -m1 'ERROR: memdbg' "$ERR" | grep -Eq -- "^==[0-9]+==ERROR: memdbg: $1 on address 0x[0-9a-f]+" ||
+        fail "first report line is not '$1 on address 0x...'"
+}
+# section_has HEADER FUNC...: the stack after the line matching HEADER
+# (up to the next blank line) names every FUNC.
+section_has() {
+    local header=$1; shift
+    local sec
+    sec=$(awk -v h="$header" 'found && /^$/ {exit} found {print} $0 ~ h {found=1}' "$ERR")
+    [ -n "$sec" ] || { fail "no section /$header/"; return 1; }
+    local f
+    for f in "$@"; do
+        echo "$sec" | grep -Eq "#[0-9]+ 0x[0-9a-f]+ in $f[ (]" || { fail "stack after /$header/ lacks $f"; return 1; }
+    done
+}
+clean() { rc_is 0 && hasnt 'ERROR: memdbg' && hasnt 'WARNING'; }
+dump() { sed -e 's/^/#     /' "$ERR" | head -n 60; }
+
+tap() {   # tap NAME FUNCTION [SKIP-REASON]
+    N=$((N + 1))
+    if [ -n "${3:-}" ]; then echo "ok $N - $1 # SKIP $3"; SKIPPED=$((SKIPPED + 1)); return; fi
+    if ( set +e; "$2" ); then
+        echo "ok $N - $1"
+    else
+        echo "not ok $N - $1"
+        dump
+        FAILED=$((FAILED + 1))
+    fi
+}
+
+# ---------------------------------------------------------------- bug kinds
+t_overflow_guard() {
+    run "" "$T/t_overflow" guard
+    rc_is 1 && first_line_is heap-buffer-overflow && has '^WRITE of size 1 at 0x' &&
+    has 'is located 0 bytes after 16-byte region \[0x' &&
+    section_has '^WRITE of size' do_overflow_write main &&
+    section_has '^allocated by thread T0 here:' malloc make_buffer main &&
+    has '^SUMMARY: memdbg: heap-buffer-overflow in do_overflow_write .*t_overflow.c:' &&
+    hasnt survived
+}
+t_overflow_read() {
+    run "" "$T/t_overflow" read
+    rc_is 1 && first_line_is heap-buffer-overflow && has '^READ of size 1 at 0x' &&
+    has 'is located 8 bytes after 32-byte region' &&
+    section_has '^READ of size' do_overflow_read main &&
+    section_has '^allocated by thread T0 here:' malloc make_buffer
+}
+t_overflow_padding() {
+    run "alignment=16" "$T/t_overflow" slack
+    rc_is 1 && first_line_is heap-buffer-overflow &&
+    has 'is located 0 bytes after 10-byte region' && has 'found when it was freed' &&
+    section_has '^WRITE of ' free free_buffer main &&
+    section_has '^allocated by thread T0 here:' malloc make_buffer main
+}
+t_overflow_at_exit() {
+    run "" "$T/t_overflow" exit
+    rc_is 1 && first_line_is heap-buffer-overflow && has 'is located 2 bytes after 10-byte region' &&
+    has 'found at exit' && section_has '^allocated by thread T0 here:' malloc make_buffer main && out_has survived
+}
+t_overflow_multipage() {
+    run "" "$T/t_overflow" big
+    rc_is 1 && first_line_is heap-buffer-overflow && has 'is located 4 bytes after 12388-byte region'
+}
+t_overflow_ef_alignment() {   # EF_ALIGNMENT=1: even the first byte past the end faults
+    run_env EF_ALIGNMENT=1 -- "$T/t_overflow" slack
+    rc_is 1 && first_line_is heap-buffer-overflow && has '^WRITE of size 1' &&
+    has 'is located 0 bytes after 10-byte region' && hasnt 'found when it was freed' &&
+    section_has '^WRITE of size' do_overflow_write main
+}
+t_underflow_guard() {
+    run "protect_below=1" "$T/t_underflow" guard
+    rc_is 1 && first_line_is heap-buffer-underflow && has '^READ of size 1' &&
+    has 'is located 1 bytes before 16-byte region' &&
+    section_has '^READ of size' do_underflow_read main &&
+    section_has '^allocated by thread T0 here:' malloc make_buffer main
+}
+t_underflow_ef_protect_below() {
+    run_env EF_PROTECT_BELOW=1 -- "$T/t_underflow" guard
+    rc_is 1 && first_line_is heap-buffer-underflow && has 'is located 1 bytes before 16-byte region'
+}
+t_underflow_padding() {
+    run "" "$T/t_underflow" slack
+    rc_is 1 && first_line_is heap-buffer-underflow && has 'is located 3 bytes before 16-byte region' &&
+    section_has '^WRITE of ' free free_buffer main
+}
+t_uaf_read() {
+    run "" "$T/t_uaf" read
+    rc_is 1 && first_line_is heap-use-after-free && has '^READ of size 1 at 0x' &&
+    has 'is located 5 bytes inside of 32-byte region' &&
+    section_has '^READ of size' use_after_free main &&
+    section_has '^freed by thread T0 here:' free free_buffer main &&
+    section_has '^previously allocated by thread T0 here:' malloc make_buffer main &&
+    has '^SUMMARY: memdbg: heap-use-after-free in use_after_free'
+}
+t_uaf_write_after_10k_frees() {
+    run "" "$T/t_uaf" write
+    rc_is 1 && first_line_is heap-use-after-free && has '^WRITE of size 4 at 0x' &&
+    has 'is located 16 bytes inside of 32-byte region' &&
+    section_has '^WRITE of size' write_after_free main
+}
+t_realloc_stale() {
+    run "" "$T/t_realloc_stale"
+    rc_is 1 && first_line_is heap-use-after-free && has 'is located 3 bytes inside of 100-byte region' &&
+    section_has '^freed by thread T0 here:' realloc grow_buffer main &&
+    section_has '^previously allocated by thread T0 here:' malloc make_buffer main
+}
+t_double_free() {
+    run "" "$T/t_double_free"
+    rc_is 1 && first_line_is double-free && has 'is located 0 bytes inside of 24-byte region' &&
+    section_has '^free of 0x' free second_free main &&
+    section_has '^freed by thread T0 here:' free first_free main &&
+    section_has '^previously allocated by thread T0 here:' malloc make_buffer main &&
+    [ "$(grep -c 'ERROR: memdbg' "$ERR")" -eq 1 ] || fail "expected exactly one report"
+}
+t_double_free_continue() {   # halt_on_error=0: report both, go on, exit with exitcode
+    run "halt_on_error=0:exitcode=7" "$T/t_double_free"
+    rc_is 7 && [ "$(grep -c 'ERROR: memdbg: double-free' "$ERR")" -eq 2 ] && out_has survived
+}
+t_bad_free_interior() {
+    run "" "$T/t_bad_free" interior
+    rc_is 1 && first_line_is bad-free && has 'is located 8 bytes inside of 64-byte region' &&
+    section_has '^free of 0x' free bad_free_interior main &&
+    section_has '^allocated by thread T0 here:' malloc make_buffer main
+}
+t_bad_free_stack() {
+    run "" "$T/t_bad_free" stack
+    rc_is 1 && first_line_is bad-free && has 'was not allocated by malloc' &&
+    section_has '^free of 0x' free bad_free_stack main
+}
+t_mismatch_newarray_free() {
+    run "" "$T/t_mismatch" newarray_free
+    rc_is 1 && first_line_is alloc-dealloc-mismatch && has '\(operator new \[\] vs free\)' &&
+    section_has '^free of 0x' free 'release_with_free\(void\*\)' main &&
+    section_has '^allocated by thread T0 here:' 'operator new\[\]\(unsigned long\)' 'make_array\(\)' main
+}
+t_mismatch_new_deletearray() {
+    run "" "$T/t_mismatch" new_deletearray
+    rc_is 1 && first_line_is alloc-dealloc-mismatch && has '\(operator new vs operator delete \[\]\)' &&
+    section_has '^operator delete \[\] of 0x' 'operator delete\[\]\(void\*\)' 'release_with_delete_array\(int\*\)'
+}
+t_mismatch_malloc_delete() {
+    run "" "$T/t_mismatch" malloc_delete
+    rc_is 1 && first_line_is alloc-dealloc-mismatch && has '\(malloc vs operator delete\)'
+}
+t_leaks() {
+    run "" "$T/t_leak"
+    rc_is 1 && out_has done && has '^==[0-9]+==ERROR: memdbg: detected memory leaks' &&
+    has '^Direct leak of 1000 byte\(s\) in 1 object\(s\) allocated from:' &&
+    has '^Direct leak of 300 byte\(s\) in 3 object\(s\) allocated from:' &&
+    has '^Direct leak of 48 byte\(s\) in 1 object\(s\)' &&
+    has '^Indirect leak of 48 byte\(s\) in 1 object\(s\)' &&
+    hasnt ' 77 byte' &&
+    has '^SUMMARY: memdbg: 1396 byte\(s\) leaked in 6 allocation\(s\)\.' &&
+    section_has '^Direct leak of 1000' malloc leak_big main &&
+    section_has '^Direct leak of 300' malloc leak_small main &&
+    [ "$(grep -n 'Direct leak of 1000' "$ERR" | cut -d: -f1)" -lt "$(grep -n 'Direct leak of 300' "$ERR" | cut -d: -f1)" ] ||
+        fail "leaks not sorted largest first"
+}
+t_leaks_exitcode() { run "exitcode=23" "$T/t_leak"; rc_is 23 && has 'detected memory leaks'; }
+t_leaks_off() { run "detect_leaks=0" "$T/t_leak"; rc_is 0 && hasnt 'ERROR'; }
+t_abort_on_error() {
+    run "abort_on_error=1" "$T/t_uaf" read
+    rc_is 134 && first_line_is heap-use-after-free
+}
+t_log_path() {
+    run "log_path=$WORK/report" "$T/t_uaf" read
+    local f
+    f=$(ls "$WORK"/report.* 2>/dev/null | head -n 1)
+    rc_is 1 && [ -n "$f" ] || fail "no log file $WORK/report.PID"
+    [ "$f" = "$WORK/report.$(grep -m1 -o '^==[0-9]*' "$f" | tr -d =)" ] || fail "log file not named by pid"
+    grep -q 'heap-use-after-free' "$f" || fail "log file lacks the report"
+    hasnt 'heap-use-after-free'
+}
+t_user_segv_handler() {
+    run "" "$T/t_user_segv"
+    rc_is 1 && first_line_is heap-use-after-free && section_has '^READ of size 1' read_freed main || return 1
+    run "" "$T/t_user_segv" null
+    rc_is 3 && out_has 'user handler called' && hasnt 'ERROR: memdbg'
+}
+t_exitcode_fault() { run "exitcode=42" "$T/t_uaf" read; rc_is 42; }
+
+# ------------------------------------------------------------------ options
+t_unknown_option() {
+    run "no_such_key=1" "$T/t_early"
+    rc_is 1 && has "unknown option 'no_such_key'"
+}
+t_bad_value() {
+    run "alignment=3" "$T/t_early"
+    rc_is 1 && has "bad value '3' for option 'alignment'"
+    run "exitcode=abc" "$T/t_early"
+    rc_is 1 && has "bad value 'abc' for option 'exitcode'"
+}
+t_startup_line() {
+    run "verbosity=1" "$T/t_early"
+    rc_is 0 && has "memdbg: backend $ACTUAL: .*nonlinear: (yes|no), .*guard: (yes|no), .*mprotect: yes"
+}
+t_print_stats() {
+    run "print_stats=1" "$T/t_early"
+    rc_is 0 && has "memdbg stats: backend $ACTUAL, allocs [0-9]+, frees [0-9]+, .*peak RSS [0-9]+ KiB, heap VMAs [0-9]+"
+}
+t_ef_protect_free_0() {   # EF_PROTECT_FREE=0: no quarantine, the address is reused soon
+    run_env EF_PROTECT_FREE=0 -- "$T/t_sizes"
+    clean && out_has ok
+}
+
+# ----------------------------------------------------------- clean programs
+# 200k live blocks need about 1.2 GiB (a page each plus page tables); a
+# small guest gets fewer, and says so.
+STRESS_BLOCKS=200000
+avail_kb=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo 2>/dev/null)
+if [ -n "$avail_kb" ] && [ "$avail_kb" -lt 3000000 ]; then
+    STRESS_BLOCKS=$(( avail_kb / 15 ))
+    echo "# only $((avail_kb / 1024)) MiB available: stress test uses $STRESS_BLOCKS blocks"
+fi
+t_stress_200k() {
+    run "" "$T/t_stress" "$STRESS_BLOCKS"
+    if [ "$ACTUAL" = mprotect ]; then   # expected: the vm.max_map_count warning
+        rc_is 0 && hasnt 'ERROR' && out_has '^ok$' || return 1
+    else
+        clean && out_has '^ok$' || return 1
+    fi
+    local v
+    v=$(sed -n 's/^heap_vmas=\([0-9-]*\).*/\1/p' "$OUT")
+    echo "#   heap VMAs with $STRESS_BLOCKS live blocks: $v ($ACTUAL)"
+    if [ "$ACTUAL" = guard ] || [ "$ACTUAL" = nonlinear ]; then
+        [ "$v" = 1 ] || fail "heap is $v VMAs, expected 1"
+    fi
+}
+t_stress_mprotect_limit() {   # mprotect must warn, not die, at vm.max_map_count
+    LD_PRELOAD=$LIB MEMDBG_OPTIONS=backend=mprotect timeout 120 "$T/t_stress" 100000 >"$OUT" 2>"$ERR"
+    RC=$?
+    rc_is 0 && out_has '^ok$' && has 'WARNING: memdbg: backend mprotect is at about [0-9]+ VMAs of vm.max_map_count' &&
+    hasnt 'ERROR'
+}
+t_memory_bounded() {   # 400 MB freed through the quarantine; RSS must stay small
+    run "" "$T/t_rss"
+    clean || return 1
+    local kb fkb
+    kb=$(sed -n 's/^rss_kb=\([0-9]*\)/\1/p' "$OUT")
+    fkb=$(sed -n 's/^heap_file_kb=\([0-9-]*\)/\1/p' "$OUT")
+    echo "#   after 400 MB of freed blocks: RSS ${kb:-?} KiB, heap file ${fkb:-?} KiB"
+    [ -n "$kb" ] && [ "$kb" -lt 131072 ] || fail "RSS ${kb} KiB: freed memory is not returned"
+    [ -n "$fkb" ] && [ "$fkb" -ge 0 ] && [ "$fkb" -lt 131072 ] || fail "heap file holds ${fkb} KiB: freed memory is not returned"
+}
+t_realloc_chain() { run "" "$T/t_realloc_chain"; clean && out_has ok; }
+t_threads() { run "" "$T/t_threads"; clean && out_has ok; }
+t_fork() { run "" "$T/t_fork"; clean && out_has ok; }
+t_align() { run "" "$T/t_align"; clean && out_has ok; }
+t_sizes() { run "" "$T/t_sizes"; clean && out_has ok; }
+t_calloc_recycled() { run "quarantine_size_mb=0" "$T/t_sizes"; clean && out_has ok; }
+t_cxx() { run "" "$T/t_cxx"; clean && out_has ok; }
+t_early() { run "" "$T/t_early"; clean && out_has ok; }
+t_no_background_thread() {   # everything synchronous: same results
+    run "background_thread=0" "$T/t_stress" 20000
+    clean && out_has '^ok$' || return 1
+    run "background_thread=0:quarantine_size_mb=0" "$T/t_sizes"
+    clean && out_has ok || return 1
+    run "background_thread=0" "$T/t_uaf" read
+    rc_is 1 && first_line_is heap-use-after-free
+}
+t_quarantine_zero_stress() {  # addresses reused at once: pending drops must finish first
+    run "quarantine_size_mb=0" "$T/t_stress" 20000
+    clean && out_has '^ok$' || return 1
+    run "quarantine_size_mb=0" "$T/t_threads"
+    clean && out_has '^ok$'
+}
+
+# ------------------------------------------------------------ real programs
+need() { command -v "$1" >/dev/null 2>&1; }
+t_real_sort() {
+    printf '%s\n' pear apple fig banana > "$WORK/in.txt"
+    run "detect_leaks=0" sort "$WORK/in.txt"
+    clean && [ "$(head -n 1 "$OUT")" = apple ] || fail "sort output wrong"
+}
+t_real_python() {
+    run "detect_leaks=0" python3 -c 'import json, re, collections
+d = {str(i): [i] * (i % 7) for i in range(20000)}
+s = json.dumps(d); assert json.loads(s) == d
+print(len(re.findall(r"\d+", s)), collections.Counter(s).most_common(1)[0][0])'
+    clean && out_has '^[0-9]+ '
+}
+t_real_gcc() {
+    printf '#include <stdio.h>\nint main(void){puts("hi");return 0;}\n' > "$WORK/hello.c"
+    run "detect_leaks=0" gcc -O1 -o "$WORK/hello" "$WORK/hello.c"
+    clean && [ "$("$WORK/hello")" = hi ] || fail "compiled program does not run"
+}
+t_real_git() {
+    run "detect_leaks=0" git init -q "$WORK/repo"
+    clean || return 1
+    ( cd "$WORK/repo" && echo x > f && git add f >/dev/null 2>&1 )
+    run "detect_leaks=0" git -C "$WORK/repo" -c user.name=t -c user.email=t@t commit -q -m msg
+    clean || return 1
+    run "detect_leaks=0" git -C "$WORK/repo" log --oneline
+    clean && out_has msg
+}
+t_real_bash() {   # fork-heavy: command substitution forks a child each time
+    run "detect_leaks=0" bash -c 'for i in 1 2 3 4 5 6; do x=$(echo "v$i"); /bin/true; done; echo "$x"'
+    clean && out_has '^v6$'
+}
+t_real_ls() { run "" ls -la /usr/lib; clean && out_has 'total'; }
+
+# ---------------------------------------------------------- the command
+t_cmd_help() { "$MEMDBG" --help >"$OUT" 2>"$ERR"; RC=$?; rc_is 0 && out_has 'usage: memdbg run'; }
+t_cmd_bad() {
+    "$MEMDBG" frobnicate >"$OUT" 2>"$ERR"; RC=$?
+    rc_is 2 && has "unknown command 'frobnicate'" || return 1
+    "$MEMDBG" run -- >"$OUT" 2>"$ERR"; RC=$?
+    rc_is 2 && has "missing program" || return 1
+    "$MEMDBG" run -- /no/such/prog >"$OUT" 2>"$ERR"; RC=$?
+    rc_is 2 && has "program not found"
+}
+t_cmd_run() {
+    MEMDBG_LIB=$LIB "$MEMDBG" run --backend "$BACKEND" --options 'exitcode=9' -- "$T/t_uaf" read >"$OUT" 2>"$ERR"
+    RC=$?
+    rc_is 9 && first_line_is heap-use-after-free
+}
+
+# ------------------------------------------------------------------ backends
+# On a kernel without the nonlinear patch, the nonlinear backend's logic
+# (file runs moved between addresses and recycled) still runs, with each
+# remap_file_pages emulated by mmap(MAP_FIXED): small programs only, since
+# that makes one VMA per call.
+NLEMU="backend=nonlinear:nonlinear_emulation=1"
+t_nlemu_recycle() {   # quarantine 0: file pages recycled at once; calloc must zero them
+    LD_PRELOAD=$LIB MEMDBG_OPTIONS="$NLEMU:quarantine_size_mb=0" "$T/t_sizes" >"$OUT" 2>"$ERR"; RC=$?
+    clean && out_has ok || return 1
+    LD_PRELOAD=$LIB MEMDBG_OPTIONS="$NLEMU:quarantine_size_mb=0" "$T/t_realloc_chain" >"$OUT" 2>"$ERR"; RC=$?
+    clean && out_has ok
+}
+t_nlemu_reports() {
+    LD_PRELOAD=$LIB MEMDBG_OPTIONS="$NLEMU" "$T/t_uaf" read >"$OUT" 2>"$ERR"; RC=$?
+    rc_is 1 && first_line_is heap-use-after-free && has 'is located 5 bytes inside of 32-byte region' || return 1
+    LD_PRELOAD=$LIB MEMDBG_OPTIONS="$NLEMU" "$T/t_overflow" guard >"$OUT" 2>"$ERR"; RC=$?
+    rc_is 1 && first_line_is heap-buffer-overflow && has 'is located 0 bytes after 16-byte region'
+}
+t_nlemu_fork() {
+    LD_PRELOAD=$LIB MEMDBG_OPTIONS="$NLEMU" "$T/t_fork" >"$OUT" 2>"$ERR"; RC=$?
+    clean && out_has ok || return 1
+    LD_PRELOAD=$LIB MEMDBG_OPTIONS="$NLEMU" "$T/t_align" >"$OUT" 2>"$ERR"; RC=$?
+    clean && out_has ok
+}
+
+t_nonlinear_detect() {
+    LD_PRELOAD=$LIB MEMDBG_OPTIONS=backend=nonlinear "$T/t_early" >"$OUT" 2>"$ERR"
+    RC=$?
+    clean && out_has ok
+}
+
+tap "heap-buffer-overflow on the guard page (write)" t_overflow_guard
+tap "heap-buffer-overflow on the guard page (read, 8 bytes after)" t_overflow_read
+tap "heap-buffer-overflow in the padding, found at free" t_overflow_padding
+tap "heap-buffer-overflow in the padding of a live block, found at exit" t_overflow_at_exit
+tap "heap-buffer-overflow past a multi-page block" t_overflow_multipage
+tap "EF_ALIGNMENT=1: one byte past the end faults" t_overflow_ef_alignment
+tap "heap-buffer-underflow with protect_below=1" t_underflow_guard
+tap "EF_PROTECT_BELOW=1 is honoured" t_underflow_ef_protect_below
+tap "heap-buffer-underflow in the padding, found at free" t_underflow_padding
+tap "heap-use-after-free (read)" t_uaf_read
+tap "heap-use-after-free (write after 10k other frees)" t_uaf_write_after_10k_frees
+tap "stale pointer after realloc is a use-after-free" t_realloc_stale
+tap "double-free" t_double_free
+tap "halt_on_error=0 reports and continues" t_double_free_continue
+tap "bad-free of an interior pointer" t_bad_free_interior
+tap "bad-free of a stack address" t_bad_free_stack
+tap "alloc-dealloc-mismatch new[] / free" t_mismatch_newarray_free
+tap "alloc-dealloc-mismatch new / delete[]" t_mismatch_new_deletearray
+tap "alloc-dealloc-mismatch malloc / delete" t_mismatch_malloc_delete
+tap "leak report grouped by stack, largest first" t_leaks
+tap "leaks: exitcode= is the exit status" t_leaks_exitcode
+tap "detect_leaks=0" t_leaks_off
+tap "abort_on_error=1 dies by SIGABRT" t_abort_on_error
+tap "log_path= writes log_path.PID" t_log_path
+tap "exitcode= on a fault" t_exitcode_fault
+tap "program's own SIGSEGV handler: heap faults still reported, others reach it" t_user_segv_handler
+tap "unknown option stops with its name" t_unknown_option
+tap "bad option values stop with a message" t_bad_value
+tap "verbosity=1 startup line names the backend and why" t_startup_line
+tap "print_stats=1" t_print_stats
+tap "EF_PROTECT_FREE=0" t_ef_protect_free_0
+tap "$STRESS_BLOCKS live blocks, random sizes, random free order; heap VMAs" t_stress_200k
+if [ "$ACTUAL" = mprotect ]; then
+    tap "mprotect: warns before vm.max_map_count instead of dying" t_stress_mprotect_limit
+else
+    tap "mprotect: warns before vm.max_map_count instead of dying" t_stress_mprotect_limit "runs with --backend mprotect"
+fi
+tap "freed memory is returned while addresses stay quarantined" t_memory_bounded
+tap "realloc chains to 1 MiB and back" t_realloc_chain
+tap "4 threads with cross-thread frees" t_threads
+tap "fork: the child gets its own heap" t_fork
+tap "every alignment function, errno on bad alignment" t_align
+tap "size overflow cases, malloc(0), calloc zeroing" t_sizes
+tap "calloc zeroing after recycling (quarantine 0)" t_calloc_recycled
+tap "C++ new/delete in all forms" t_cxx
+tap "allocation in constructors before main" t_early
+tap "background_thread=0" t_no_background_thread
+tap "quarantine 0: immediate reuse with the background thread" t_quarantine_zero_stress
+need sort && tap "real program: sort" t_real_sort || tap "real program: sort" t_real_sort "sort not installed"
+need python3 && tap "real program: python3" t_real_python || tap "real program: python3" t_real_python "python3 not installed"
+need gcc && tap "real program: gcc" t_real_gcc || tap "real program: gcc" t_real_gcc "gcc not installed"
+need git && tap "real program: git" t_real_git || tap "real program: git" t_real_git "git not installed"
+tap "real program: bash (forks)" t_real_bash
+tap "real program: ls" t_real_ls
+tap "memdbg --help" t_cmd_help
+tap "memdbg: bad subcommand, missing program" t_cmd_bad
+tap "memdbg run --backend --options" t_cmd_run
+if [ "$ACTUAL" != nonlinear ]; then
+    tap "nonlinear logic (emulated): recycled file pages, calloc zeroing" t_nlemu_recycle
+    tap "nonlinear logic (emulated): reports" t_nlemu_reports
+    tap "nonlinear logic (emulated): fork, alignment" t_nlemu_fork
+fi
+why=$(echo "$probe" | sed -n 's/.*nonlinear: no, \([^;]*\);.*/\1/p')
+if [ -z "$why" ] && [ "$ACTUAL" != unavailable ]; then
+    tap "nonlinear backend is usable (patched kernel)" t_nonlinear_detect
+else
+    tap "nonlinear backend is usable (patched kernel)" t_nonlinear_detect "${why:-nonlinear not usable here}"
+fi
+
+echo "1..$N"
+echo "# backend $ACTUAL: $((N - FAILED - SKIPPED)) passed, $FAILED failed, $SKIPPED skipped"
+[ "$FAILED" -eq 0 ]

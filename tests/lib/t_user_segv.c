@@ -1,0 +1,36 @@
+/* The program installs its own SIGSEGV handler (as Python's faulthandler
+ * does).  A use-after-free must still be reported by memdbg; a fault outside
+ * the heap must still reach the program's handler. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig; (void)si; (void)uc;
+    static const char msg[] = "user handler called\n";
+    write(1, msg, sizeof msg - 1);
+    _exit(3);
+}
+
+char *make_buffer(size_t n) { return malloc(n); }
+int read_freed(char *p) { return p[1]; }
+int read_null(volatile char *p) { return p[0]; }
+
+int main(int argc, char **argv)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGSEGV, &sa, 0);
+    struct sigaction back;
+    sigaction(SIGSEGV, 0, &back);
+    if (back.sa_sigaction != on_segv) { puts("sigaction did not report our handler"); return 2; }
+    if (argc > 1 && !strcmp(argv[1], "null")) return read_null(0);
+    char *p = make_buffer(8);
+    free(p);
+    return read_freed(p);
+}
