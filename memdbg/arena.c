@@ -119,7 +119,13 @@ uint32_t md_slot_get(uint32_t pages_needed, bool unguarded)
         if (id) {
             list[cls] = md_heap.slots[id].next;
             md_heap.slots[id].next = 0;
-            md_slot_settle(&md_heap.slots[id]);   /* its old memory must be gone first */
+            struct md_slot *s = &md_heap.slots[id];
+            md_slot_settle(s);   /* its old memory must be gone first */
+            /* Its pages read as zero again, unless recycle_pages kept them. */
+            if (s->flags & SLOT_F_KEPT)
+                __atomic_fetch_and(&s->flags, (uint8_t)~(SLOT_F_KEPT | SLOT_F_FRESH), __ATOMIC_RELAXED);
+            else
+                __atomic_fetch_or(&s->flags, SLOT_F_FRESH, __ATOMIC_RELAXED);
             return id;
         }
         id = new_slot(cls, cap);

@@ -68,6 +68,14 @@ static size_t first_bad(const unsigned char *p, size_t n)
 {
     size_t i = 0;
     while (i < n && ((uintptr_t)(p + i) & 7)) { if (p[i] != MD_PAD_BYTE) return i; i++; }
+    /* Every free checks up to a page of padding: test 64 bytes per branch
+     * (the compiler vectorises the OR), then find the byte word by word. */
+    for (; i + 64 <= n; i += 64) {
+        const uint64_t *w = (const uint64_t *)(p + i);
+        uint64_t acc = 0;
+        for (int k = 0; k < 8; k++) acc |= w[k] ^ PAD_WORD;
+        if (acc) break;
+    }
     for (; i + 8 <= n; i += 8)
         if (*(const uint64_t *)(p + i) != PAD_WORD) break;
     for (; i < n; i++) if (p[i] != MD_PAD_BYTE) return i;
@@ -136,7 +144,6 @@ void *md_alloc(size_t size, size_t align, int kind, bool zero)
     } else if ((id = md_slot_get((uint32_t)npages + 1, md_heap.unguarded_mode)) != 0) {
         s = &md_heap.slots[id];
         s->data_pages = (uint32_t)npages;
-        s->flags |= SLOT_F_FRESH;
         if (md_heap.backend->commit(s, md_slot_data_page(s), s->data_pages) != 0) {
             s->data_pages = 0;
             md_free_list_push(id);
@@ -233,7 +240,16 @@ static void release_block(struct md_slot *s, const uintptr_t *frames, int nf)
     if (md_opt.free_fill_byte >= 0) memset((void *)s->user, md_opt.free_fill_byte, s->size);
     uint32_t id = (uint32_t)(s - md_heap.slots);
     md_heap.backend->release(s, md_slot_data_page(s), s->data_pages);
-    md_worker_queue_drop(id);   /* memory back to the kernel, off the hot path */
+    /* recycle_pages: a small slot keeps its (now guarded) pages for the next
+     * block placed in it after the quarantine, which saves returning them
+     * and faulting in fresh ones; memory held grows with the quarantine, so
+     * only a quarantine of at most 1 GiB (512 MiB of kept pages) does it. */
+    if (md_opt.recycle_pages && md_opt.quarantine_bytes <= ((size_t)1 << 30) && md_heap.backend->drop &&
+        s->cls < MD_READY_CLASSES &&
+        s->data_pages == s->pages - 1)
+        __atomic_fetch_or(&s->flags, SLOT_F_KEPT, __ATOMIC_RELAXED);
+    else
+        md_worker_queue_drop(id);   /* memory back to the kernel, off the hot path */
     s->free_stack = md_depot_put(frames, nf);
     s->free_tid = md_thread_id();
     md_heap.total_frees++;
@@ -258,8 +274,63 @@ void md_free(void *p, int dealloc)
     md_worker_maybe_start();
 }
 
-/* realloc always moves the block: the old address becomes a guard, so a
- * pointer kept across realloc is caught as a use-after-free. */
+/* realloc in place, with the lock held, when the block keeps its address:
+ * then no stale pointer can exist, so nothing is lost in detection.
+ *  - Default placement (block against the guard page after it): the end is
+ *    fixed, so the start moves with the size; in place only when the aligned
+ *    start stays the same (a size change within the alignment).  Growing by
+ *    moving the start down would leave the old pointer inside the new block,
+ *    where a use-after-free could no longer be seen; such a realloc moves.
+ *  - protect_below: the start is fixed; any size up to the slot's capacity.
+ *    Growing past the committed pages makes more of the slot's own pages
+ *    accessible (guard backend only: its commit is a plain marker removal;
+ *    the mprotect backend would count VMAs twice, nonlinear needs a run of
+ *    file pages of the new length).
+ * The padding must be intact (else the move path reports it at free), and
+ * the kinds must match.  Returns false to take the move path. */
+static bool realloc_in_place(struct md_slot *s, size_t size, const uintptr_t *frames, int nf)
+{
+    uintptr_t bad;
+    if (!kinds_match(s->kind, DEALLOC_REALLOC) || !md_check_padding(s, &bad)) return false;
+    size_t a = md_opt.alignment;
+    uintptr_t ds = md_page_addr(md_slot_data_page(s));
+    uintptr_t de = ds + ((uintptr_t)s->data_pages << MD_PAGE_SHIFT);
+    if (!md_opt.protect_below) {
+        if (size > de - ds || ((de - size) & ~(uintptr_t)(a - 1)) != s->user) return false;
+    } else {
+        size_t need = s->user - ds + size;
+        uint32_t npages = (uint32_t)((need + MD_PAGE - 1) >> MD_PAGE_SHIFT);
+        if (npages > s->pages - 1) return false;
+        if (npages > s->data_pages) {
+            if (md_heap.backend != &md_backend_guard) return false;
+            uint32_t more = npages - s->data_pages;
+            if (md_heap.backend->commit(s, md_slot_data_page(s) + s->data_pages, more) != 0) return false;
+            /* the new pages' bytes are padding until the block covers them */
+            memset((void *)de, MD_PAD_BYTE, (size_t)more << MD_PAGE_SHIFT);
+            s->data_pages = npages;
+            de += (size_t)more << MD_PAGE_SHIFT;
+        }
+    }
+    size_t old = s->size;
+    if (size > old) {
+        if (md_opt.malloc_fill_byte >= 0) {
+            size_t n = size - old, lim = md_opt.max_malloc_fill_size;
+            memset((void *)(s->user + old), md_opt.malloc_fill_byte, n < lim ? n : lim);
+        }
+    } else {
+        memset((void *)(s->user + size), MD_PAD_BYTE, old - size);
+    }
+    md_heap.live_bytes = md_heap.live_bytes - old + size;
+    if (md_heap.live_bytes > md_heap.peak_live_bytes) md_heap.peak_live_bytes = md_heap.live_bytes;
+    s->size = size;
+    s->alloc_stack = md_depot_put(frames, nf);   /* ASan names the realloc as the allocation */
+    s->alloc_tid = md_thread_id();
+    return true;
+}
+
+/* realloc moves the block unless it can keep its address (above): the old
+ * address becomes a guard, so a pointer kept across realloc is caught as a
+ * use-after-free. */
 void *md_realloc(void *p, size_t size)
 {
     if (md_in_runtime) {
@@ -282,14 +353,19 @@ void *md_realloc(void *p, size_t size)
     md_ensure_init();
     size_t old_size;
     md_in_runtime++;
+    uintptr_t frames[MD_MAX_FRAMES];
+    int nf = md_capture_stack(frames, md_opt.malloc_context_size);
     pthread_mutex_lock(&md_heap.lock);
     struct md_slot *s = md_slot_of_addr((uintptr_t)p);
     bool ok = s && s->state == SLOT_LIVE && s->user == (uintptr_t)p;
     old_size = ok ? s->size : 0;
+    if (ok && size <= md_heap.size / 4 && realloc_in_place(s, size, frames, nf)) {
+        pthread_mutex_unlock(&md_heap.lock);
+        md_in_runtime--;
+        return p;
+    }
     pthread_mutex_unlock(&md_heap.lock);
     if (!ok) {
-        uintptr_t frames[MD_MAX_FRAMES];
-        int nf = md_capture_stack(frames, md_opt.malloc_context_size);
         pthread_mutex_lock(&md_heap.lock);
         validate_for_free(p, frames, nf, DEALLOC_REALLOC);
         pthread_mutex_unlock(&md_heap.lock);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 
 MEMDBG_HIDDEN void md_report_begin(struct md_buf *b);
@@ -211,7 +212,14 @@ static void print_stats(void)
     md_puts(b, ", slots "); md_putu(b, md_heap.nslots);
     md_puts(b, ", quarantine "); md_putu(b, md_heap.q_bytes >> 20); md_puts(b, " MiB");
     md_puts(b, ", ready slots used "); md_putu(b, md_heap.ready_hits);
-    md_puts(b, " of "); md_putu(b, md_heap.ready_hits + md_heap.ready_misses); md_putc(b, '\n');
+    md_puts(b, " of "); md_putu(b, md_heap.ready_hits + md_heap.ready_misses);
+    /* Memory of the heap file: pages kept for reuse (recycle_pages) are
+     * unmapped behind guards, so RSS does not show them. */
+    struct stat st;
+    if (fstat(md_heap.fd, &st) == 0) {
+        md_puts(b, ", heap file "); md_putu(b, (unsigned long long)st.st_blocks / 2); md_puts(b, " KiB");
+    }
+    md_putc(b, '\n');
     md_report_end(b);
 }
 

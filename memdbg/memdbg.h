@@ -44,6 +44,7 @@ struct md_options {
     int allow_malloc_0;          /* 0: malloc(0) returns NULL */
     int symbolize;
     int check_at_exit;           /* verify padding of live blocks at exit */
+    int recycle_pages;           /* keep freed small blocks' pages for their slot's next block */
 };
 extern struct md_options md_opt MEMDBG_HIDDEN;
 void md_options_init(void) MEMDBG_HIDDEN;
@@ -106,6 +107,7 @@ struct md_slot {
 #define SLOT_F_FRESH     4  /* data pages are known to read as zero */
 #define SLOT_F_DROP_PENDING  8   /* freed memory not yet returned (worker queue) */
 #define SLOT_F_DROP_INFLIGHT 16  /* the worker is returning it right now */
+#define SLOT_F_KEPT 32           /* recycle_pages: freed pages still in the file (guarded) */
 
 struct md_backend;
 struct md_heap {

@@ -32,6 +32,7 @@ static void opt_defaults(void)
     md_opt.symbolize = 1;
     md_opt.check_at_exit = 1;
     md_opt.background_thread = 1;
+    md_opt.recycle_pages = 0;
 }
 
 static void bad(const char *key, const char *val, size_t vlen, const char *why)
@@ -181,6 +182,7 @@ static void set_option(const char *key, size_t klen, const char *v, size_t vlen)
     BOOL_OPT("symbolize", symbolize)
     BOOL_OPT("check_at_exit", check_at_exit)
     BOOL_OPT("background_thread", background_thread)
+    BOOL_OPT("recycle_pages", recycle_pages)
     BOOL_OPT("nonlinear_emulation", nonlinear_emulation)
 
     static const char pre[] = "memdbg: unknown option '";

@@ -162,7 +162,6 @@ static bool do_refill(void)
             struct md_slot *s = &md_heap.slots[id];
             s->state = SLOT_READY;
             s->data_pages = cap - 1;
-            s->flags |= SLOT_F_FRESH;
             if (locked_commit) ok[k] = md_heap.backend->commit(s, md_slot_data_page(s), s->data_pages) == 0;
             batch[k++] = id;
         }

@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
-# make bench: every benchmark, figures only (no pass/fail).  Each part runs
-# its own guest boots; the output is also kept in build/bench/.
+# make bench: every benchmark, figures only (no pass/fail).  The output is
+# also kept in build/bench/.
+#   kernel: tests/kernel/bench.sh boots the patched and the stock guest and
+#           times remap_file_pages() against mmap/mprotect per page;
+#   lib:    tests/lib/bench.sh in one patched-guest run (the backends that
+#           kernel offers), then on the host (its fallback backends).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 build=${BUILD:-build}
+export BUILD=$build
 mkdir -p "$build/bench"
 status=0
-for part in tests/kernel/bench.sh tests/lib/bench.sh; do
-	name=$(basename "$(dirname "$part")")
-	if [ ! -x "$part" ]; then
-		echo "bench: $part is missing, skipped"
-		continue
-	fi
-	echo "== bench: $part"
-	"$part" --build "$build" 2>&1 | tee "$build/bench/$name.txt"
-	[ "${PIPESTATUS[0]}" = 0 ] || { echo "bench: $part failed"; status=1; }
-done
+
+part() { # name, command...
+	local name=$1
+	shift
+	echo "== bench $name: $*"
+	"$@" 2>&1 | tee "$build/bench/$name.txt"
+	[ "${PIPESTATUS[0]}" = 0 ] || { echo "bench: $name failed"; status=1; }
+}
+
+part kernel tests/kernel/bench.sh
+part lib-guest kernel/scripts/vm-run.sh --kernel patched --timeout "${BENCH_GUEST_TIMEOUT:-1800}" -- \
+	tests/lib/bench.sh --build "$build"
+part lib-host tests/lib/bench.sh --build "$build"
 echo "bench: figures kept in $build/bench/"
 exit $status

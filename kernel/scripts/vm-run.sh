@@ -206,7 +206,9 @@ wait $tail_out $tail_err $tail_con 2>/dev/null || true
 trap - EXIT
 
 # Kernel reports that must not pass unnoticed.
-bad_re='Oops|BUG:|WARNING:|Kernel panic|KASAN|UBSAN|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|lockdep|INFO: task .* blocked|INFO: rcu|soft lockup|hard LOCKUP|page_table_check|kernel BUG|list_add corruption|list_del corruption|Bad page|bad pte|Bad rss-counter'
+# Lockdep's reports start with WARNING: or BUG:; the word "lockdep" alone
+# also appears in harmless boot lines of a PROVE_LOCKING kernel.
+bad_re='Oops|BUG:|WARNING:|Kernel panic|KASAN:|UBSAN:|general protection fault|DEBUG_LOCKS_WARN_ON|suspicious RCU usage|INFO: task .* blocked|INFO: rcu_.*stall|soft lockup|hard LOCKUP|kernel BUG|list_add corruption|list_del corruption|Bad page|bad pte|Bad rss-counter'
 problems=$(grep -aE "$bad_re" "$log" | grep -av 'memdbg-guest:' | head -20 || true)
 
 if [ "$timed_out" = 1 ]; then

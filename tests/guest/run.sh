@@ -17,11 +17,12 @@ echo "# guest kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print $2}' /
 status=0
 echo "# suite tests/kernel/run.sh ($flavour kernel)"
 tests/kernel/run.sh --build "$build" --kernel "$flavour" || status=1
-# The allocator's tests in the guest: on the patched kernel its backend
-# detection should pick nonlinear; the stock guest adds nothing the host
-# runs do not already cover.
-if [ "$flavour" = patched ] && [ -x tests/lib/run.sh ]; then
-	echo "# suite tests/lib/run.sh (backend auto, $flavour kernel)"
-	tests/lib/run.sh --build "$build" --backend auto || status=1
+# The allocator's tests in the guest, on its nonlinear backend: that is
+# what the patched kernel adds (the host runs cover guard and mprotect).
+# Until the kernel has per-page protections (MAP_CHGPROT) the library's
+# detection refuses the backend and the suite reports one SKIP saying why.
+if [ "$flavour" != stock ] && [ -x tests/lib/run.sh ]; then
+	echo "# suite tests/lib/run.sh (backend nonlinear, $flavour kernel)"
+	tests/lib/run.sh --build "$build" --backend nonlinear || status=1
 fi
 exit $status

@@ -97,6 +97,42 @@ TEST_F(abi, pgoff_unrepresentable_fails)
 	EXPECT_EQ(0, nl_check_pages(self->map, N, self->want, false));
 }
 
+/*
+ * A pgoff far beyond EOF that a file could still reach (2^48 pages): the
+ * emulation maps it (touching raises SIGBUS); the nonlinear kernel refuses
+ * offsets its ptes cannot hold (>= 2^47 pages on x86_64) with EINVAL.
+ * Either is accepted; which one is logged.
+ */
+TEST_F(abi, pgoff_huge_beyond_eof)
+{
+	int ret;
+
+	errno = 0;
+	ret = nl_remap(self->map + 2 * self->page, self->page, 0, 1UL << 48, 0);
+	if (ret) {
+		EXPECT_EQ(EINVAL, errno);
+		TH_LOG("pgoff 2^48: EINVAL");
+	} else {
+		self->want[2] = NL_WANT_SIGBUS;
+		TH_LOG("pgoff 2^48: accepted, SIGBUS on touch");
+	}
+	EXPECT_EQ(0, nl_check_pages(self->map, N, self->want, false));
+}
+
+/* A sealed mapping (mseal) cannot be remapped: EPERM. */
+TEST_F(abi, sealed_mapping_eperm)
+{
+#ifndef __NR_mseal
+#define __NR_mseal 462
+#endif
+	if (syscall(__NR_mseal, self->map, N * self->page, 0))
+		SKIP(return, "mseal: %s", strerror(errno));
+	EXPECT_FAILS_CLEANLY(nl_remap(self->map, self->page, 0, 1, 0), EPERM);
+	EXPECT_FAILS_CLEANLY(nl_remap(self->map + self->page, 2 * self->page, 0, 5, MAP_NONBLOCK), EPERM);
+	/* The teardown's munmap fails on a sealed mapping: nothing to undo. */
+	self->map = MAP_FAILED;
+}
+
 /* A start address in no mapping is EINVAL. */
 TEST_F(abi, start_unmapped_einval)
 {

@@ -777,6 +777,41 @@ TEST_F(nl, userfaultfd_register_refused)
 }
 
 /*
+ * A mapping already registered with userfaultfd is not made nonlinear: the
+ * remap falls back to the emulation (new VMAs, no "nl"), pages still right
+ * (docs/remap_file_pages.2.md).
+ */
+TEST_F(nl, userfaultfd_registered_uses_emulation)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	uint64_t want[8];
+	char *lin;
+	int uffd = (int)syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+
+	if (uffd < 0)
+		SKIP(return, "userfaultfd: %s", strerror(errno));
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
+	lin = nl_map_with_hole(8 * self->page, self->fd);
+	ASSERT_NE(MAP_FAILED, lin);
+	/* Populate first: a missing-page fault would wait for the handler. */
+	for (size_t i = 0; i < 8; i++) {
+		(void)*(volatile char *)(lin + i * self->page);
+		want[i] = NL_STAMP(i, 0);
+	}
+	reg.range.start = (uintptr_t)lin;
+	reg.range.len = 8 * self->page;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg)) TH_LOG("register: %s", strerror(errno));
+	ASSERT_EQ(0, nl_remap(lin + 2 * self->page, self->page, 0, 100, 0)) TH_LOG("remap: %s", strerror(errno));
+	want[2] = NL_STAMP(100, 0);
+	EXPECT_EQ(0, nl_check_pages(lin, 8, want, false));
+	EXPECT_FALSE(nl_has_vmflag(lin, "nl"));
+	EXPECT_EQ(3, nl_count_vmas(lin, 8 * self->page));
+	close(uffd);
+	munmap(lin, 8 * self->page);
+}
+
+/*
  * Fault-around must not map neighbours linearly into a nonlinear VMA:
  * with every file page in the page cache, fault one remapped page, then
  * one linear page next to remapped ones, and check every page.

@@ -183,6 +183,21 @@ t_realloc_stale() {
     section_has '^freed by thread T0 here:' realloc grow_buffer main &&
     section_has '^previously allocated by thread T0 here:' malloc make_buffer main
 }
+t_realloc_inplace_granule() {   # same address: padding re-established after the shrink
+    run "" "$T/t_realloc_inplace" same-granule
+    rc_is 1 && out_has 'in place' && first_line_is heap-buffer-overflow &&
+    has 'is located 0 bytes after 100-byte region' &&
+    section_has '^allocated by thread T0 here:' realloc grow main
+}
+t_realloc_inplace_pages() {     # protect_below: grows into the slot's spare page
+    run "protect_below=1" "$T/t_realloc_inplace" grow-pages
+    rc_is 1 && out_has 'in place' && first_line_is 'heap-buffer-(overflow|underflow)' && has '^WRITE of size 1 at' &&
+    section_has '^WRITE of size' write_at main
+}
+t_realloc_moves() {
+    run "" "$T/t_realloc_inplace" moves
+    clean && out_has moved
+}
 t_double_free() {
     run "" "$T/t_double_free"
     rc_is 1 && first_line_is double-free && has 'is located 0 bytes inside of 24-byte region' &&
@@ -321,6 +336,24 @@ t_memory_bounded() {   # 400 MB freed through the quarantine; RSS must stay smal
     [ -n "$kb" ] && [ "$kb" -lt 131072 ] || fail "RSS ${kb} KiB: freed memory is not returned"
     [ -n "$fkb" ] && [ "$fkb" -ge 0 ] && [ "$fkb" -lt 131072 ] || fail "heap file holds ${fkb} KiB: freed memory is not returned"
 }
+t_recycle_pages() {   # freed small pages kept for the slot's next block
+    run "recycle_pages=1:quarantine_size_mb=0" "$T/t_sizes"     # calloc zero on kept pages
+    clean && out_has ok || return 1
+    run "recycle_pages=1:quarantine_size_mb=0" "$T/t_stress" 20000
+    clean && out_has '^ok$' || return 1
+    run "recycle_pages=1:quarantine_size_mb=0" "$T/t_threads"
+    clean && out_has '^ok$' || return 1
+    run "recycle_pages=1:quarantine_size_mb=128" "$T/t_uaf" write   # 10k frees < 128 MiB window
+    rc_is 1 && first_line_is heap-use-after-free || return 1
+    local o fkb
+    for o in "recycle_pages=1:quarantine_size_mb=32" "recycle_pages=1"; do   # the latter: 4 GiB, not kept
+        run "$o" "$T/t_rss"
+        clean || return 1
+        fkb=$(sed -n 's/^heap_file_kb=\([0-9-]*\)/\1/p' "$OUT")
+        echo "#   $o: heap file ${fkb:-?} KiB after 400 MB of freed blocks"
+        [ -n "$fkb" ] && [ "$fkb" -ge 0 ] && [ "$fkb" -lt 131072 ] || fail "$o: heap file holds ${fkb} KiB"  || return 1
+    done
+}
 t_realloc_chain() { run "" "$T/t_realloc_chain"; clean && out_has ok; }
 t_threads() { run "" "$T/t_threads"; clean && out_has ok; }
 t_fork() { run "" "$T/t_fork"; clean && out_has ok; }
@@ -437,6 +470,13 @@ tap "heap-buffer-underflow in the padding, found at free" t_underflow_padding
 tap "heap-use-after-free (read)" t_uaf_read
 tap "heap-use-after-free (write after 10k other frees)" t_uaf_write_after_10k_frees
 tap "stale pointer after realloc is a use-after-free" t_realloc_stale
+if [ "$ACTUAL" = guard ]; then
+    tap "realloc in place (protect_below, spare slot page), overflow past it faults" t_realloc_inplace_pages
+else
+    tap "realloc in place (protect_below, spare slot page), overflow past it faults" t_realloc_inplace_pages "guard backend only"
+fi
+tap "realloc in place within the alignment; padding checked after it" t_realloc_inplace_granule
+tap "realloc that would move the block start still moves" t_realloc_moves
 tap "double-free" t_double_free
 tap "halt_on_error=0 reports and continues" t_double_free_continue
 tap "bad-free of an interior pointer" t_bad_free_interior
@@ -463,6 +503,7 @@ else
     tap "mprotect: warns before vm.max_map_count instead of dying" t_stress_mprotect_limit "runs with --backend mprotect"
 fi
 tap "freed memory is returned while addresses stay quarantined" t_memory_bounded
+tap "recycle_pages=1: zeroing, stress, threads, UAF within the window, memory bounded" t_recycle_pages
 tap "realloc chains to 1 MiB and back" t_realloc_chain
 tap "4 threads with cross-thread frees" t_threads
 tap "fork: the child gets its own heap" t_fork

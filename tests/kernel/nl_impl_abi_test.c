@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Implementation checks of documented corner cases of the nonlinear
+ * remap_file_pages() (docs/remap_file_pages.2.md): a sealed mapping gives
+ * EPERM and stays as it was; a mapping registered with userfaultfd keeps
+ * the emulation; the largest encodable offset is accepted, the next one
+ * refused.  Written by the kernel series' author.
+ */
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+
+#include "nonlinear_util.h" /* includes kselftest_harness.h */
+
+#ifndef __NR_mseal
+#define __NR_mseal 462
+#endif
+
+#define N 8
+
+FIXTURE(abi2)
+{
+	int fd;
+	char *map;
+	size_t page;
+	uint64_t want[N];
+};
+
+FIXTURE_SETUP(abi2)
+{
+	self->page = nl_pagesize();
+	self->fd = nl_memfd("nl_impl_abi", N, true);
+	ASSERT_LE(0, self->fd);
+	self->map = nl_map_with_hole(N * self->page, self->fd);
+	ASSERT_NE(MAP_FAILED, self->map);
+	for (size_t i = 0; i < N; i++)
+		self->want[i] = NL_STAMP(i, 0);
+	if (!nonlinear_supported())
+		SKIP(return, "no nonlinear remap_file_pages() on this kernel");
+}
+
+FIXTURE_TEARDOWN(abi2)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+TEST_F(abi2, sealed_vma_eperm)
+{
+	if (syscall(__NR_mseal, self->map, N * self->page, 0))
+		SKIP(return, "mseal: %s", strerror(errno));
+	errno = 0;
+	EXPECT_EQ(-1, nl_remap(self->map, self->page, 0, 3, 0));
+	EXPECT_EQ(EPERM, errno);
+	EXPECT_EQ(0, nl_check_pages(self->map, N, self->want, false));
+	EXPECT_FALSE(nl_has_vmflag(self->map, "nl"));
+}
+
+TEST_F(abi2, userfaultfd_registered_vma_uses_emulation)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	int uffd = (int)syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+
+	if (uffd < 0)
+		SKIP(return, "userfaultfd: %s", strerror(errno));
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
+	reg.range.start = (uintptr_t)self->map;
+	reg.range.len = N * self->page;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg));
+	EXPECT_EQ(0, nl_remap(self->map + 2 * self->page, self->page, 0, 5, 0));
+	self->want[2] = NL_STAMP(5, 0);
+	EXPECT_EQ(0, nl_check_pages(self->map, N, self->want, false));
+	EXPECT_FALSE(nl_has_vmflag(self->map, "nl"));
+	EXPECT_LT(1, nl_count_vmas(self->map, N * self->page));
+	close(uffd);
+	munmap(self->map, N * self->page);
+}
+
+TEST_F(abi2, largest_offset)
+{
+	const size_t max = (1UL << 47) - 1;
+
+	EXPECT_EQ(0, nl_remap(self->map, self->page, 0, max, MAP_NONBLOCK));
+	errno = 0;
+	EXPECT_EQ(-1, nl_remap(self->map, self->page, 0, max + 1, MAP_NONBLOCK));
+	EXPECT_EQ(EINVAL, errno);
+	self->want[0] = NL_WANT_SIGBUS;
+	EXPECT_EQ(0, nl_check_pages(self->map, N, self->want, false));
+	EXPECT_TRUE(nl_has_vmflag(self->map, "nl"));
+	munmap(self->map, N * self->page);
+}
+
+NL_HARNESS_MAIN
