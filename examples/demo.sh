@@ -94,12 +94,14 @@ echo
 echo "Live heap blocks (24 bytes each) kept at once, on the host ($(uname -r)):"
 echo "lines of /proc/PID/maps at the peak, and time per malloc"
 echo
-printf '%-8s | %-18s | %-18s | %-18s | %-18s\n' blocks glibc "Electric Fence" DUMA memdbg
-printf -- '---------+--------------------+--------------------+--------------------+-------------------\n'
+printf '%-8s | %-20s | %-20s | %-20s | %-20s\n' blocks glibc "Electric Fence" DUMA memdbg
+printf -- '---------+----------------------+----------------------+----------------------+---------------------\n'
 for n in $blocks; do
-	printf '%-8s | %-18s | %-18s | %-18s | %-18s\n' "$n" "$(cell "" "$n")" \
+	printf '%-8s | %-20s | %-20s | %-20s | %-20s\n' "$n" "$(cell "" "$n")" \
 		"$(cell /usr/lib/libefence.so "$n")" "$(cell /usr/lib/libduma.so "$n")" \
 		"$( [ -f "$lib" ] && cell "$lib" "$n" || echo "not built")"
 done
 echo
+echo "Electric Fence and DUMA need two VMAs per live block and abort near vm.max_map_count;"
+echo "memdbg's whole heap is one of its lines (the others are the program and its libraries)."
 echo "memdbg backend here: $(MEMDBG_OPTIONS=verbosity=1 LD_PRELOAD=$lib "$lb" 1 2>&1 | sed -n 's/.*memdbg: backend \([a-z]*\).*/\1/p' | head -1)"

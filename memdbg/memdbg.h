@@ -181,6 +181,7 @@ struct md_backend {
      * lock, so the background thread can do it. */
     int (*drop)(uint32_t page, uint32_t n);
     bool commit_without_lock;                      /* commit may run unlocked */
+    bool no_helper;                                 /* never start the background thread */
     size_t (*file_extent)(void);                    /* bytes of the heap file in use */
     int (*after_fork)(int copy_fd);                 /* child: map the private copy */
 };

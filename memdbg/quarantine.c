@@ -9,6 +9,12 @@ void md_free_list_push(uint32_t id)
     struct md_slot *s = &md_heap.slots[id];
     uint32_t *list = (s->flags & SLOT_F_UNGUARDED) ? md_heap.class_free_unguarded : md_heap.class_free;
     s->state = SLOT_FREE;
+    /* A slot handed out without SLOT_F_FRESH (recycled pages) and given
+     * back unused (fork child, failed commit) still holds old bytes: mark
+     * it so the next md_slot_get does not call its pages zero.  Atomic: the
+     * worker may be clearing a drop flag of this slot. */
+    if (!(__atomic_load_n(&s->flags, __ATOMIC_RELAXED) & SLOT_F_FRESH))
+        __atomic_fetch_or(&s->flags, SLOT_F_KEPT, __ATOMIC_RELAXED);
     s->next = list[s->cls];
     list[s->cls] = id;
 }

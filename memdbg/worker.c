@@ -227,7 +227,10 @@ void md_worker_maybe_start(void)
     int expected = 0;
     if (!__atomic_compare_exchange_n(&start_state, &expected, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         return;
-    if (!md_opt.background_thread) { __atomic_store_n(&start_state, 3, __ATOMIC_RELEASE); return; }
+    if (!md_opt.background_thread || md_heap.backend->no_helper) {
+        __atomic_store_n(&start_state, 3, __ATOMIC_RELEASE);
+        return;
+    }
     md_in_runtime++;
     pthread_t t;
     pthread_attr_t attr;

@@ -4,7 +4,7 @@
  * remap_file_pages() (docs/remap_file_pages.2.md): a sealed mapping gives
  * EPERM and stays as it was; a mapping registered with userfaultfd keeps
  * the emulation; the largest encodable offset is accepted, the next one
- * refused.  Written by the kernel series' author.
+ * refused; mincore() looks up the page a nonlinear entry names.  Written by the kernel series' author.
  */
 #include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
@@ -87,6 +87,26 @@ TEST_F(abi2, largest_offset)
 	EXPECT_EQ(EINVAL, errno);
 	self->want[0] = NL_WANT_SIGBUS;
 	EXPECT_EQ(0, nl_check_pages(self->map, N, self->want, false));
+	EXPECT_TRUE(nl_has_vmflag(self->map, "nl"));
+	munmap(self->map, N * self->page);
+}
+
+/* mincore() of a nonlinear entry reports the file page it names. */
+TEST_F(abi2, mincore_follows_entries)
+{
+	unsigned char vec[N];
+
+	/* Page 6 is in the page cache (stamped), N + 1 is beyond EOF. */
+	ASSERT_EQ(0, nl_remap(self->map + 1 * self->page, self->page, 0, 6, MAP_NONBLOCK));
+	ASSERT_EQ(0, nl_remap(self->map + 2 * self->page, self->page, 0, N + 1, MAP_NONBLOCK));
+	ASSERT_EQ(0, mincore(self->map, N * self->page, vec));
+	EXPECT_EQ(1, vec[1] & 1);
+	EXPECT_EQ(0, vec[2] & 1);
+	/* After punching page 6 out of the file, not resident any more. */
+	ASSERT_EQ(0, fallocate(self->fd, 0x03 /* PUNCH_HOLE | KEEP_SIZE */, 6 * self->page,
+			       self->page));
+	ASSERT_EQ(0, mincore(self->map, N * self->page, vec));
+	EXPECT_EQ(0, vec[1] & 1);
 	EXPECT_TRUE(nl_has_vmflag(self->map, "nl"));
 	munmap(self->map, N * self->page);
 }

@@ -135,6 +135,11 @@ TEST(two_faulters_one_remapper)
 /* --- a remap is visible at once on another CPU ---------------------------- */
 
 #define ROUNDS 300
+/*
+ * Rounds are bounded by time too (TCG guests on a loaded host are slow);
+ * fewer than this many completed rounds means the reader stalled.
+ */
+#define MIN_ROUNDS 30
 #define SPAN 8 /* pages remapped per round (one call) */
 
 struct tlb {
@@ -143,6 +148,7 @@ struct tlb {
 	int cpu;
 	atomic_int round; /* published by the remapper after each remap */
 	atomic_int acked;
+	atomic_int stop;  /* set once the remapper is done */
 	uint64_t seen[SPAN];
 };
 
@@ -153,17 +159,19 @@ static void *tlb_reader(void *arg)
 
 	if (t->cpu >= 0)
 		pin_to_cpu(t->cpu);
-	while (done < ROUNDS) {
+	for (;;) {
 		/* Keep the translations hot while waiting for the next round. */
-		while (atomic_load_explicit(&t->round, memory_order_acquire) == done)
+		while (atomic_load_explicit(&t->round, memory_order_acquire) == done) {
+			if (atomic_load_explicit(&t->stop, memory_order_acquire))
+				return NULL;
 			for (size_t k = 0; k < SPAN; k++)
 				(void)*(volatile uint64_t *)(t->map + k * t->page);
-		done++;
+		}
+		done = atomic_load_explicit(&t->round, memory_order_acquire);
 		for (size_t k = 0; k < SPAN; k++)
 			t->seen[k] = *(volatile uint64_t *)(t->map + k * t->page);
 		atomic_store_explicit(&t->acked, done, memory_order_release);
 	}
-	return NULL;
 }
 
 TEST(remap_visible_on_other_cpu)
@@ -171,6 +179,7 @@ TEST(remap_visible_on_other_cpu)
 	struct tlb *t = calloc(1, sizeof(*t));
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	long stale = 0;
+	int rounds = 0;
 	double end;
 	pthread_t th;
 	int fd;
@@ -209,6 +218,10 @@ TEST(remap_visible_on_other_cpu)
 		atomic_store_explicit(&t->round, r, memory_order_release);
 		while (atomic_load_explicit(&t->acked, memory_order_acquire) != r && nl_now() < end)
 			;
+		/* Out of time before the reader looked: nothing to check. */
+		if (atomic_load_explicit(&t->acked, memory_order_acquire) != r)
+			break;
+		rounds = r;
 		for (size_t k = 0; k < SPAN; k++)
 			if (t->seen[k] != NL_STAMP(want[k], 0)) {
 				if (stale < 5)
@@ -217,8 +230,10 @@ TEST(remap_visible_on_other_cpu)
 				stale++;
 			}
 	}
-	ASSERT_EQ(ROUNDS, atomic_load(&t->acked)) TH_LOG("the reader stalled");
+	atomic_store_explicit(&t->stop, 1, memory_order_release);
 	pthread_join(th, NULL);
+	TH_LOG("%d of %d rounds checked", rounds, ROUNDS);
+	ASSERT_LE(MIN_ROUNDS, rounds) TH_LOG("the reader stalled");
 	EXPECT_EQ(0, stale) TH_LOG("%ld stale reads after a remap", stale);
 	EXPECT_NONLINEAR(t->map, SPAN * t->page);
 	munmap(t->map, SPAN * t->page);

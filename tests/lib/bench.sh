@@ -46,9 +46,9 @@ if [ ${#backends[@]} -gt 0 ]; then
 fi
 MD_ITERS=$(( 1500000000 / CAL_NS ))
 [ $MD_ITERS -gt 30000 ] && MD_ITERS=30000
-[ $MD_ITERS -lt 1000 ] && MD_ITERS=1000
+[ $MD_ITERS -lt 3000 ] && MD_ITERS=3000
 SLOW_ITERS=$(( MD_ITERS / 15 ))
-[ $SLOW_ITERS -lt 200 ] && SLOW_ITERS=200
+[ $SLOW_ITERS -lt 300 ] && SLOW_ITERS=300
 GLIBC_ITERS=$(( MD_ITERS * 33 ))
 [ "$QUICK" = 1 ] && { MD_ITERS=$(( MD_ITERS / 3 )); SLOW_ITERS=$(( SLOW_ITERS / 3 )); }
 if [ -z "$SIZES" ]; then
