@@ -147,7 +147,8 @@ apply_series() {
 	for p in $(series_patches); do
 		say "  $p"
 		if ! git_src am -q --whitespace=nowarn "$repo/kernel/$p" >"$kdir/am.log" 2>&1; then
-			cat "$kdir/am.log" >&2
+			# git am's advice on --continue/--skip does not apply here.
+			grep -vE '^hint:|^When you have resolved|^If you prefer to skip|^To restore the original' "$kdir/am.log" >&2
 			git_src am --abort >/dev/null 2>&1 || true
 			git_src reset -q --hard pristine
 			rm -f "$kdir/series.applied"
