@@ -1,5 +1,5 @@
-/* ABI of the patched kernel's nonlinear remap_file_pages (owned by the
- * kernel engineer; the value below is a placeholder until the patch lands).
+/* ABI of the patched kernel's nonlinear remap_file_pages (kernel/ series,
+ * patch 9: include/uapi/asm-generic/mman-common.h).
  *
  * remap_file_pages(addr, len, prot, pgoff, MAP_CHGPROT) maps the file pages
  * starting at pgoff at addr with protection prot, inside one VMA.
@@ -8,7 +8,7 @@
 #define MEMDBG_NONLINEAR_ABI_H
 
 #ifndef MAP_CHGPROT
-#define MAP_CHGPROT 0x80000
+#define MAP_CHGPROT 0x400000
 #endif
 
 #endif
