@@ -71,7 +71,7 @@ $(BUILD)/examples/%: examples/%.c
 
 # --- top-level flows -------------------------------------------------------------
 check: deps
-	@$(MAKE) -s kernel
+	@$(MAKE) -s kernel kernel-debug
 	@$(MAKE) -s all tests
 	@tests/check.sh
 

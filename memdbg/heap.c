@@ -102,6 +102,14 @@ bool md_check_padding(struct md_slot *s, uintptr_t *bad)
     return true;
 }
 
+/* Pattern over [lo, hi) where it may be missing: within [dirty_lo, dirty_hi). */
+static void fill_pad(uintptr_t lo, uintptr_t hi, uintptr_t dirty_lo, uintptr_t dirty_hi)
+{
+    if (lo < dirty_lo) lo = dirty_lo;
+    if (hi > dirty_hi) hi = dirty_hi;
+    if (lo < hi) memset((void *)lo, MD_PAD_BYTE, hi - lo);
+}
+
 /* ---- allocation ---- */
 
 static void record_stats_alloc(size_t size)
@@ -131,8 +139,8 @@ void *md_alloc(size_t size, size_t align, int kind, bool zero)
     if (npages == 0) npages = 1;
 
     md_in_runtime++;
-    uintptr_t frames[MD_MAX_FRAMES];
-    int nf = md_capture_stack(frames, md_opt.malloc_context_size);
+    struct md_stack stack, *st = &stack;
+    md_stack_capture(st, md_opt.malloc_context_size);
 
     pthread_mutex_lock(&md_heap.lock);
     /* A slot the background thread already committed, if one is ready
@@ -164,19 +172,26 @@ void *md_alloc(size_t size, size_t align, int kind, bool zero)
     s->size = size;
     s->state = SLOT_LIVE;
     s->kind = (uint8_t)kind;
-    s->alloc_stack = md_depot_put(frames, nf);
+    s->alloc_stack = md_stack_id(st);
     s->alloc_tid = md_thread_id();
     s->free_stack = 0;
     s->free_tid = 0;
     s->next = 0;
     bool fresh = s->flags & SLOT_F_FRESH;
+    /* A recycled run (nonlinear) is padding already except where its last
+     * block lay: fill only that (a few hundred bytes instead of a page). */
+    uintptr_t dirty_lo = ds, dirty_hi = de;
+    if (s->flags & SLOT_F_PADDED) {
+        dirty_lo = ds + s->pad_lo;
+        dirty_hi = ds + s->pad_hi;
+    }
     record_stats_alloc(size);
     pthread_mutex_unlock(&md_heap.lock);
     md_worker_maybe_start();
 
     /* The block is not visible to anyone else yet: fill without the lock. */
-    memset((void *)ds, MD_PAD_BYTE, user - ds);
-    memset((void *)(user + size), MD_PAD_BYTE, de - (user + size));
+    fill_pad(ds, user, dirty_lo, dirty_hi);
+    fill_pad(user + size, de, dirty_lo, dirty_hi);
     if (zero) {
         if (!fresh) memset((void *)user, 0, size);
     } else if (md_opt.malloc_fill_byte >= 0) {
@@ -200,20 +215,20 @@ static bool kinds_match(int kind, int dealloc)
 
 /* Checks that p is a live block's start; reports otherwise.  Called with
  * the lock held; returns the slot or NULL (error reported). */
-static struct md_slot *validate_for_free(void *p, const uintptr_t *frames, int nf, int dealloc)
+static struct md_slot *validate_for_free(void *p, struct md_stack *st, int dealloc)
 {
     struct md_slot *s = md_slot_of_addr((uintptr_t)p);
     if (s && s->state == SLOT_LIVE && s->user == (uintptr_t)p) {
         if (!kinds_match(s->kind, dealloc)) {
-            struct md_error_info e = { .kind = ERR_MISMATCH, .addr = (uintptr_t)p, .frames = frames,
-                                       .nframes = nf, .slot = s, .alloc_kind = s->kind,
+            struct md_error_info e = { .kind = ERR_MISMATCH, .addr = (uintptr_t)p, .frames = st->frames,
+                                       .nframes = st->n, .slot = s, .alloc_kind = s->kind,
                                        .dealloc_kind = dealloc };
             md_report_error(&e);
             if (md_opt.halt_on_error) md_error_finish(true);
         }
         return s;
     }
-    struct md_error_info e = { .addr = (uintptr_t)p, .frames = frames, .nframes = nf, .slot = s,
+    struct md_error_info e = { .addr = (uintptr_t)p, .frames = st->frames, .nframes = st->n, .slot = s,
                                .dealloc_kind = dealloc };
     if (s && s->user == (uintptr_t)p && (s->state == SLOT_QUARANTINED || s->state == SLOT_FREE))
         e.kind = ERR_DOUBLE_FREE;
@@ -225,21 +240,47 @@ static struct md_slot *validate_for_free(void *p, const uintptr_t *frames, int n
     return 0;
 }
 
-static void release_block(struct md_slot *s, const uintptr_t *frames, int nf)
+/* Reports a damaged padding; true when it is intact. */
+static bool check_block_padding(struct md_slot *s, struct md_stack *st)
 {
     uintptr_t bad;
-    if (!md_check_padding(s, &bad)) {
-        struct md_error_info e = {
-            .kind = bad >= s->user + s->size ? ERR_OVERFLOW : ERR_UNDERFLOW,
-            .addr = bad, .access = 2, .frames = frames, .nframes = nf, .slot = s,
-            .how = "the padding next to the block was overwritten; found when it was freed",
-        };
-        md_report_error(&e);
-        if (md_opt.halt_on_error) md_error_finish(true);
-    }
+    if (md_check_padding(s, &bad)) return true;
+    struct md_error_info e = {
+        .kind = bad >= s->user + s->size ? ERR_OVERFLOW : ERR_UNDERFLOW,
+        .addr = bad, .access = 2, .frames = st->frames, .nframes = st->n, .slot = s,
+        .how = "the padding next to the block was overwritten; found when it was freed",
+    };
+    md_report_error(&e);
+    if (md_opt.halt_on_error) md_error_finish(true);
+    return false;
+}
+
+/* The block's pages are guards already: record the free, quarantine. */
+static void retire_block(struct md_slot *s, struct md_stack *st)
+{
+    s->free_stack = md_stack_id(st);
+    s->free_tid = md_thread_id();
+    md_heap.total_frees++;
+    md_heap.live_blocks--;
+    md_heap.live_bytes -= s->size;
+    md_quarantine_push((uint32_t)(s - md_heap.slots));
+}
+
+static void release_block(struct md_slot *s, struct md_stack *st)
+{
+    bool padded = check_block_padding(s, st);
     if (md_opt.free_fill_byte >= 0) memset((void *)s->user, md_opt.free_fill_byte, s->size);
     uint32_t id = (uint32_t)(s - md_heap.slots);
+    /* Tell the backend which bytes are not padding, so a recycled run is
+     * re-filled only there (nonlinear); the flag means nothing afterwards. */
+    if (padded && s->data_pages && s->data_pages < (1u << (32 - MD_PAGE_SHIFT))) {   /* offsets fit 32 bits */
+        uintptr_t ds = md_page_addr(md_slot_data_page(s));
+        s->pad_lo = (uint32_t)(s->user - ds);
+        s->pad_hi = (uint32_t)(s->user + s->size - ds);
+        __atomic_fetch_or(&s->flags, SLOT_F_PADDED, __ATOMIC_RELAXED);
+    }
     md_heap.backend->release(s, md_slot_data_page(s), s->data_pages);
+    __atomic_fetch_and(&s->flags, (uint8_t)~SLOT_F_PADDED, __ATOMIC_RELAXED);
     /* recycle_pages: a small slot keeps its (now guarded) pages for the next
      * block placed in it after the quarantine, which saves returning them
      * and faulting in fresh ones; memory held grows with the quarantine, so
@@ -250,12 +291,7 @@ static void release_block(struct md_slot *s, const uintptr_t *frames, int nf)
         __atomic_fetch_or(&s->flags, SLOT_F_KEPT, __ATOMIC_RELAXED);
     else
         md_worker_queue_drop(id);   /* memory back to the kernel, off the hot path */
-    s->free_stack = md_depot_put(frames, nf);
-    s->free_tid = md_thread_id();
-    md_heap.total_frees++;
-    md_heap.live_blocks--;
-    md_heap.live_bytes -= s->size;
-    md_quarantine_push(id);
+    retire_block(s, st);
 }
 
 void md_free(void *p, int dealloc)
@@ -264,11 +300,11 @@ void md_free(void *p, int dealloc)
     if (md_in_runtime) return;   /* cannot happen for heap pointers; never recurse */
     md_ensure_init();
     md_in_runtime++;
-    uintptr_t frames[MD_MAX_FRAMES];
-    int nf = md_capture_stack(frames, md_opt.malloc_context_size);
+    struct md_stack stack, *st = &stack;
+    md_stack_capture(st, md_opt.malloc_context_size);
     pthread_mutex_lock(&md_heap.lock);
-    struct md_slot *s = validate_for_free(p, frames, nf, dealloc);
-    if (s) release_block(s, frames, nf);
+    struct md_slot *s = validate_for_free(p, st, dealloc);
+    if (s) release_block(s, st);
     pthread_mutex_unlock(&md_heap.lock);
     md_in_runtime--;
     md_worker_maybe_start();
@@ -288,7 +324,7 @@ void md_free(void *p, int dealloc)
  *    file pages of the new length).
  * The padding must be intact (else the move path reports it at free), and
  * the kinds must match.  Returns false to take the move path. */
-static bool realloc_in_place(struct md_slot *s, size_t size, const uintptr_t *frames, int nf)
+static bool realloc_in_place(struct md_slot *s, size_t size, struct md_stack *st)
 {
     uintptr_t bad;
     if (!kinds_match(s->kind, DEALLOC_REALLOC) || !md_check_padding(s, &bad)) return false;
@@ -323,9 +359,67 @@ static bool realloc_in_place(struct md_slot *s, size_t size, const uintptr_t *fr
     md_heap.live_bytes = md_heap.live_bytes - old + size;
     if (md_heap.live_bytes > md_heap.peak_live_bytes) md_heap.peak_live_bytes = md_heap.live_bytes;
     s->size = size;
-    s->alloc_stack = md_depot_put(frames, nf);   /* ASan names the realloc as the allocation */
+    s->alloc_stack = md_stack_id(st);   /* ASan names the realloc as the allocation */
     s->alloc_tid = md_thread_id();
     return true;
+}
+
+/* realloc by moving pages (nonlinear backend), with the lock held: when
+ * the kept bytes have the same offset within their pages at the old and
+ * the new place (page-sized blocks, any size with protect_below=1, sizes
+ * that differ by whole pages), the file pages holding them are remapped to
+ * the new slot instead of copied, and the old addresses become guards as
+ * for free, so a stale pointer is a use-after-free.  Only worth it from a
+ * page of kept data on.  Returns the new pointer, or 0 for the copy path. */
+static void *realloc_move(struct md_slot *s, size_t size, struct md_stack *st)
+{
+    if (!md_heap.backend->move_pages || md_heap.unguarded_mode) return 0;
+    uintptr_t bad;
+    if (!kinds_match(s->kind, DEALLOC_REALLOC) || !md_check_padding(s, &bad)) return 0;
+    size_t a = md_opt.alignment;   /* <= MD_PAGE (options.c) */
+    size_t n2 = (((size + a - 1) & ~(a - 1)) + MD_PAGE - 1) >> MD_PAGE_SHIFT;
+    if (n2 == 0) n2 = 1;
+    size_t off2 = md_opt.protect_below ? 0 : ((n2 << MD_PAGE_SHIFT) - size) & ~(a - 1);
+    uintptr_t ds1 = md_page_addr(md_slot_data_page(s));
+    size_t off1 = s->user - ds1, kept = s->size < size ? s->size : size;
+    if (kept < MD_PAGE || ((off1 ^ off2) & (MD_PAGE - 1))) return 0;
+    uint32_t m = (uint32_t)(((off1 + kept + MD_PAGE - 1) >> MD_PAGE_SHIFT) - (off1 >> MD_PAGE_SHIFT));
+    uint32_t id = md_slot_get((uint32_t)n2 + 1, false);
+    if (!id) return 0;
+    struct md_slot *t = &md_heap.slots[id];
+    t->data_pages = (uint32_t)n2;
+    uint32_t to_page = md_slot_data_page(t) + (uint32_t)(off2 >> MD_PAGE_SHIFT);
+    if (md_heap.backend->move_pages(s, md_slot_data_page(s) + (uint32_t)(off1 >> MD_PAGE_SHIFT), t, to_page, m)
+        != 0) {
+        t->data_pages = 0;
+        md_free_list_push(id);
+        return 0;
+    }
+    uintptr_t ds = md_page_addr(md_slot_data_page(t)), de = ds + (n2 << MD_PAGE_SHIFT), user = ds + off2;
+    /* The moved pages are padding outside the old block; the rest is not. */
+    uintptr_t m_lo = md_page_addr(to_page), m_hi = m_lo + ((uintptr_t)m << MD_PAGE_SHIFT);
+    uintptr_t old_end = user + s->size;
+    fill_pad(ds, user, ds, m_lo);
+    fill_pad(user + size, de, user, old_end);
+    fill_pad(user + size, de, m_hi, de);
+    if (size > kept && md_opt.malloc_fill_byte >= 0 && kept < md_opt.max_malloc_fill_size) {
+        size_t lim = size < md_opt.max_malloc_fill_size ? size : md_opt.max_malloc_fill_size;
+        memset((void *)(user + kept), md_opt.malloc_fill_byte, lim - kept);
+    }
+    t->user = user;
+    t->size = size;
+    t->state = SLOT_LIVE;
+    t->kind = KIND_MALLOC;
+    t->alloc_stack = md_stack_id(st);
+    t->alloc_tid = md_thread_id();
+    t->free_stack = 0;
+    t->free_tid = 0;
+    t->next = 0;
+    record_stats_alloc(size);
+    md_heap.realloc_moves++;
+    md_heap.realloc_moved_pages += m;
+    retire_block(s, st);   /* already guards, its other pages given back */
+    return (void *)user;
 }
 
 /* realloc moves the block unless it can keep its address (above): the old
@@ -353,21 +447,27 @@ void *md_realloc(void *p, size_t size)
     md_ensure_init();
     size_t old_size;
     md_in_runtime++;
-    uintptr_t frames[MD_MAX_FRAMES];
-    int nf = md_capture_stack(frames, md_opt.malloc_context_size);
+    struct md_stack stack, *st = &stack;
+    md_stack_capture(st, md_opt.malloc_context_size);
     pthread_mutex_lock(&md_heap.lock);
     struct md_slot *s = md_slot_of_addr((uintptr_t)p);
     bool ok = s && s->state == SLOT_LIVE && s->user == (uintptr_t)p;
     old_size = ok ? s->size : 0;
-    if (ok && size <= md_heap.size / 4 && realloc_in_place(s, size, frames, nf)) {
+    if (ok && size <= md_heap.size / 4 && realloc_in_place(s, size, st)) {
         pthread_mutex_unlock(&md_heap.lock);
         md_in_runtime--;
         return p;
     }
+    void *moved = ok && size <= md_heap.size / 4 ? realloc_move(s, size, st) : 0;
+    if (moved) {
+        pthread_mutex_unlock(&md_heap.lock);
+        md_in_runtime--;
+        return moved;
+    }
     pthread_mutex_unlock(&md_heap.lock);
     if (!ok) {
         pthread_mutex_lock(&md_heap.lock);
-        validate_for_free(p, frames, nf, DEALLOC_REALLOC);
+        validate_for_free(p, st, DEALLOC_REALLOC);
         pthread_mutex_unlock(&md_heap.lock);
         md_in_runtime--;
         errno = EINVAL;

@@ -213,6 +213,10 @@ static void print_stats(void)
     md_puts(b, ", quarantine "); md_putu(b, md_heap.q_bytes >> 20); md_puts(b, " MiB");
     md_puts(b, ", ready slots used "); md_putu(b, md_heap.ready_hits);
     md_puts(b, " of "); md_putu(b, md_heap.ready_hits + md_heap.ready_misses);
+    md_puts(b, ", reallocs by moving pages "); md_putu(b, md_heap.realloc_moves);
+    md_puts(b, " ("); md_putu(b, md_heap.realloc_moved_pages); md_puts(b, " pages)");
+    md_puts(b, ", stacks from the memo "); md_putu(b, md_heap.memo_hits);
+    md_puts(b, " of "); md_putu(b, md_heap.memo_hits + md_heap.memo_misses);
     /* Memory of the heap file: pages kept for reuse (recycle_pages) are
      * unmapped behind guards, so RSS does not show them. */
     struct stat st;

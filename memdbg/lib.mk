@@ -6,7 +6,7 @@ CXX ?= g++
 
 MD_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden \
              -fno-omit-frame-pointer -fno-optimize-sibling-calls -D_GNU_SOURCE
-MD_CXXFLAGS := -std=gnu++17 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden -fno-optimize-sibling-calls
+MD_CXXFLAGS := -std=gnu++17 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden -fno-omit-frame-pointer -fno-optimize-sibling-calls
 MD_LDLIBS := -lunwind -ldw -lelf -lpthread -ldl -lstdc++
 
 MD_CORE_SRCS := $(wildcard memdbg/*.c)

@@ -73,7 +73,26 @@ bool md_is_internal(const void *p) MEMDBG_HIDDEN;
 void md_internal_init(void) MEMDBG_HIDDEN;
 bool md_is_metadata(uintptr_t lo, uintptr_t hi) MEMDBG_HIDDEN;
 
-/* ---- stacks (stacktrace.c, stackdepot.c, symbolize.c) ---- */
+/* ---- stacks (stacktrace.c, stackmemo.c, stackdepot.c, symbolize.c) ---- */
+#define MD_MEMO_SLOTS 48
+/* A malloc/free stack, captured without the heap lock (md_stack_capture)
+ * and turned into a depot id with it (md_stack_id). */
+struct md_stack {
+    const uintptr_t *frames;   /* buf, or the depot's copy on a memo hit */
+    int n;
+    uint32_t id;               /* depot id once known */
+    /* what a memo entry needs (stackmemo.c) */
+    bool memoizable;
+    bool needs_bp;             /* the key includes the program's RBP */
+    int max;
+    uintptr_t entry_ra, ra, sp, bp;
+    int nslots;
+    uintptr_t slot_addr[MD_MEMO_SLOTS], slot_val[MD_MEMO_SLOTS];
+    uintptr_t buf[MD_MAX_FRAMES];
+};
+void md_stack_capture(struct md_stack *st, int max) MEMDBG_HIDDEN;
+uint32_t md_stack_id(struct md_stack *st) MEMDBG_HIDDEN;   /* with the heap lock */
+int md_unwind_recording(struct md_stack *st, int max) MEMDBG_HIDDEN;
 int md_capture_stack(uintptr_t *frames, int max) MEMDBG_HIDDEN;
 int md_capture_stack_from_ucontext(void *uc, uintptr_t *frames, int max) MEMDBG_HIDDEN;
 void md_stacktrace_init(void) MEMDBG_HIDDEN;
@@ -100,6 +119,7 @@ struct md_slot {
     uint32_t alloc_stack, free_stack;
     uint32_t alloc_tid, free_tid;
     uint32_t file_page;    /* nonlinear: first page of the file run it owns */
+    uint32_t pad_lo, pad_hi; /* SLOT_F_PADDED: bytes not yet padding (offsets from the first data page) */
     uint8_t state, kind, cls, flags;
 };
 #define SLOT_F_UNGUARDED 1  /* mprotect backend past vm.max_map_count: no guard */
@@ -108,6 +128,11 @@ struct md_slot {
 #define SLOT_F_DROP_PENDING  8   /* freed memory not yet returned (worker queue) */
 #define SLOT_F_DROP_INFLIGHT 16  /* the worker is returning it right now */
 #define SLOT_F_KEPT 32           /* recycle_pages: freed pages still in the file (guarded) */
+/* The data pages hold MD_PAD_BYTE everywhere outside [pad_lo, pad_hi): set
+ * by the heap before release (padding verified) and by the nonlinear
+ * backend's commit (a recycled run), so malloc re-fills only that range. */
+#define SLOT_F_PADDED 64
+#define SLOT_F_MIXED 128         /* nonlinear: file pages listed per page, not one run */
 
 struct md_backend;
 struct md_heap {
@@ -133,6 +158,8 @@ struct md_heap {
     size_t total_allocs, total_frees;
     size_t errors_reported;
     size_t ready_hits, ready_misses;   /* small mallocs served by the background thread */
+    size_t realloc_moves, realloc_moved_pages; /* reallocs done by moving pages */
+    size_t memo_hits, memo_misses;     /* stack captures served by the memo (racy counts) */
     /* mprotect accounting */
     long vma_estimate, max_map_count;
     int vma_warned, unguarded_mode;
@@ -184,6 +211,12 @@ struct md_backend {
     bool no_helper;                                 /* never start the background thread */
     size_t (*file_extent)(void);                    /* bytes of the heap file in use */
     int (*after_fork)(int copy_fd);                 /* child: map the private copy */
+    /* realloc without copying (NULL: not supported): show the file pages of
+     * from's data pages [from_page, from_page+n) at to's pages [to_page,
+     * to_page+n), give to's other data pages memory, and make from's data
+     * pages guards (its other memory is given back).  -1: nothing changed. */
+    int (*move_pages)(struct md_slot *from, uint32_t from_page, struct md_slot *to, uint32_t to_page,
+                      uint32_t n);
 };
 extern const struct md_backend md_backend_nonlinear MEMDBG_HIDDEN;
 extern const struct md_backend md_backend_guard MEMDBG_HIDDEN;

@@ -66,3 +66,83 @@ int md_capture_stack_from_ucontext(void *uc, uintptr_t *frames, int max)
     } while (n < max && unw_step(&cursor) > 0);
     return n;
 }
+
+/* Records a stack word of the program's frames that the unwinder loaded a
+ * register from, so that a memo entry can check it still holds the same
+ * value (stackmemo.c).  Words below the program's stack pointer are
+ * memdbg's own frames, which the memo key covers. */
+static bool record_loc(struct md_stack *st, unw_cursor_t *c, int reg)
+{
+    unw_save_loc_t sl;
+    if (unw_get_save_loc(c, reg, &sl) != 0) return false;
+    if (sl.type == UNW_SLT_NONE) return true;
+    if (sl.type != UNW_SLT_MEMORY) return false;
+    uintptr_t a = (uintptr_t)sl.u.addr;
+    if (a < st->sp) return true;
+    for (int i = 0; i < st->nslots; i++) if (st->slot_addr[i] == a) return true;
+    if (st->nslots >= MD_MEMO_SLOTS) return false;
+    st->slot_addr[st->nslots] = a;
+    st->slot_val[st->nslots] = *(const uintptr_t *)a;
+    st->nslots++;
+    return true;
+}
+
+/* Whether the frame's CFA may follow RBP rather than RSP: its function
+ * starts with the frame-pointer prologue (push %rbp; mov %rsp,%rbp), or
+ * with gcc's stack realignment (lea 8(%rsp),%r10), or is unknown.  Only
+ * then can its callers' stack differ while RSP at the call is the same
+ * (alloca, variable-length arrays, realignment). */
+static bool frame_may_use_rbp(unw_cursor_t *c)
+{
+    unw_proc_info_t pi;
+    if (unw_get_proc_info(c, &pi) != 0 || !pi.start_ip) return true;
+    const unsigned char *p = (const unsigned char *)pi.start_ip;
+    if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa) p += 4;   /* endbr64 */
+    if (p[0] == 0x55 && p[1] == 0x48 && ((p[2] == 0x89 && p[3] == 0xe5) || (p[2] == 0x8b && p[3] == 0xec)))
+        return true;
+    if (p[0] == 0x4c && p[1] == 0x8d && p[2] == 0x54 && p[3] == 0x24) return true;
+    return false;
+}
+
+/* The slow path of md_stack_capture: unwinds step by step from here and
+ * keeps the frames from the entry point's return address (st->entry_ra)
+ * on, recording the stack words each step from the program's frames loaded
+ * the return address and RBP from.  With the program's RSP and RBP at the
+ * call, those words determine the frames, because the CFA rules compilers
+ * emit use RSP and RBP only; so a later call with the same key and the
+ * same words has the same stack.  (Not recorded: an RSP reloaded from a
+ * signal frame, when malloc is called from a signal handler.) */
+int md_unwind_recording(struct md_stack *st, int max)
+{
+    unw_context_t uc;
+    unw_cursor_t c;
+    st->nslots = 0;
+    st->memoizable = false;
+    st->needs_bp = false;
+    if (unw_getcontext(&uc) != 0 || unw_init_local(&c, &uc) != 0) return 0;
+    int n = 0, skipped = 0;
+    bool ok = true;
+    for (;;) {
+        unw_word_t ip;
+        if (unw_get_reg(&c, UNW_REG_IP, &ip) != 0 || ip == 0) break;
+        if (n == 0 && ip != st->entry_ra) {
+            if (++skipped > 16) return 0;   /* entry frame not found: give up */
+        } else {
+            st->buf[n++] = (uintptr_t)ip;
+            if (n >= max) break;
+        }
+        /* A program frame whose RBP is still the one of the call (saved in
+         * memdbg's frames, below the program's RSP): if it may follow RBP,
+         * the memo key needs that RBP. */
+        if (n >= 2 && !st->needs_bp) {
+            unw_save_loc_t sl;
+            if (unw_get_save_loc(&c, UNW_X86_64_RBP, &sl) != 0 ||
+                (sl.type == UNW_SLT_MEMORY && (uintptr_t)sl.u.addr < st->sp))
+                st->needs_bp = frame_may_use_rbp(&c);
+        }
+        if (unw_step(&c) <= 0) break;
+        if (n >= 1) ok = ok && record_loc(st, &c, UNW_REG_IP) && record_loc(st, &c, UNW_X86_64_RBP);
+    }
+    st->memoizable = ok;
+    return n;
+}

@@ -7,7 +7,9 @@
 # every host program and every binary of this repository runs there.  It
 # has /proc, /sys, /dev, a tmpfs on /run (TMPDIR and HOME point into it),
 # a tmpfs on /tmp (unless the working directory is under /tmp), cgroup2 on
-# /sys/fs/cgroup and an active swap device.  The command runs as root with
+# /sys/fs/cgroup and an active swap device.  Its memory is split into two
+# emulated NUMA nodes (numa=fake=2), so page migration can be driven with
+# move_pages(2).  The command runs as root with
 # /bin/sh -c in the host's current directory; its stdout and stderr stream
 # back to the host's, and this script exits with its status.
 #
@@ -127,7 +129,7 @@ qemu_cmd() {
 		-fsdev "local,id=share,path=$1,security_model=none,multidevs=remap"
 		-device "virtio-9p-pci,fsdev=share,mount_tag=memdbgshare"
 		-drive "file=$swap_img,format=raw,if=virtio,snapshot=on"
-		-append "console=ttyS0,115200 root=hostroot rootfstype=9p rootflags=trans=virtio,version=9p2000.L,cache=loose,msize=262144 ro init=$repo/kernel/scripts/guest-init.sh panic=-1 $append"
+		-append "console=ttyS0,115200 root=hostroot rootfstype=9p rootflags=trans=virtio,version=9p2000.L,cache=loose,msize=262144 ro init=$repo/kernel/scripts/guest-init.sh panic=-1 numa=fake=2 $append"
 	)
 }
 

@@ -1,11 +1,13 @@
-# The remap_file_pages() benchmark (tests/kernel/bench_remap.c), run in
-# the guests by tests/kernel/bench.sh.  Not a *_test: tests/kernel/run.sh
-# does not run it.  Included from tests/tests.mk.
+# The kernel benchmarks, run in the guests by tests/kernel/bench.sh:
+# bench_remap (issue 3: remap_file_pages() against mmap/mprotect per page)
+# and bench_guard (issue 4: a guard page by MAP_CHGPROT, mprotect or
+# munmap+mmap).  Not *_test programs: tests/kernel/run.sh does not run
+# them.  Included from tests/tests.mk.
 BENCH_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g -D_GNU_SOURCE
 
 .PHONY: kernel-bench
-kernel-bench: $(BUILD)/tests/kernel/bench_remap
+kernel-bench: $(BUILD)/tests/kernel/bench_remap $(BUILD)/tests/kernel/bench_guard
 
-$(BUILD)/tests/kernel/bench_remap: tests/kernel/bench_remap.c
+$(BUILD)/tests/kernel/bench_%: tests/kernel/bench_%.c tests/kernel/bench_clock.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) -o $@ $<

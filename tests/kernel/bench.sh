@@ -1,40 +1,63 @@
 #!/usr/bin/env bash
-# The remap_file_pages() benchmark (issue 3) in the patched and the stock
-# guest, one after the other: build/tests/kernel/bench_remap's table for
-# each kernel (labelled with its uname -r), then the stock/patched ratio of
-# the per-page remap cost.  Figures, not pass/fail; the goal is a ratio of
-# at least 10 and a VMA count of 1 on the patched kernel.
+# The kernel benchmarks in the patched and the stock guest, one after the
+# other:
+#   remap  (issue 3) build/tests/kernel/bench_remap's table for each kernel
+#          (labelled with its uname -r), then the stock/patched ratio of the
+#          per-page remap cost; the goal is a ratio of at least 10 and a VMA
+#          count of 1 on the patched kernel;
+#   guard  (issue 4) build/tests/kernel/bench_guard in the same patched
+#          guest run: ns per guard page installed and removed by MAP_CHGPROT,
+#          mprotect and munmap+mmap, with VMA counts and the vm_area_struct
+#          slab; first at the default vm.max_map_count, then, for the sizes
+#          that need more VMAs than it allows, with it raised (--max-map).
+# Figures, not pass/fail.
 #
-#   tests/kernel/bench.sh [--kernels "patched stock"] [--reps N] [--out FILE] [PAGES...]
+#   tests/kernel/bench.sh [--kernels "patched stock"] [--parts "remap guard"] [--reps N]
+#                         [--guards "1000 10000 50000"] [--max-map N] [--out FILE] [PAGES...]
 #
-# PAGES default to 1000 10000 60000.  --out also writes the tables as a
-# markdown fragment to FILE (e.g. for docs/).  Run from the repository
-# root after 'make kernel-bench'; boots one guest at a time.
+# PAGES (bench_remap) default to 1000 10000 60000.  --out also writes the
+# tables as a markdown fragment to FILE (e.g. for docs/).  Run from the
+# repository root after 'make kernel-bench'; boots one guest at a time.
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo" || exit 2
 build=${BUILD:-build}
 kernels="patched stock"
+parts="remap guard"
 reps=3
+guards="1000 10000 50000"
+max_map=262144
 out=
 sizes=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernels) kernels=$2; shift 2 ;;
+	--parts) parts=$2; shift 2 ;;
 	--reps) reps=$2; shift 2 ;;
+	--guards) guards=$2; shift 2 ;;
+	--max-map) max_map=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
-	-h | --help) sed -n '2,13s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,21s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	-*) echo "$0: unknown option '$1'" >&2; exit 2 ;;
 	*) sizes+=("$1"); shift ;;
 	esac
 done
 [ ${#sizes[@]} -gt 0 ] || sizes=(1000 10000 60000)
 prog=$build/tests/kernel/bench_remap
-if [ ! -x "$prog" ]; then
-	echo "$0: $prog is missing: run 'make kernel-bench' first" >&2
-	exit 2
-fi
+gprog=$build/tests/kernel/bench_guard
+want_part() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
+for p in $(want_part remap && echo "$prog") $(want_part guard && echo "$gprog"); do
+	if [ ! -x "$p" ]; then
+		echo "$0: $p is missing: run 'make kernel-bench' first" >&2
+		exit 2
+	fi
+done
+# Guard counts whose 2G+1 VMAs (mprotect, mmap) exceed the default limit.
+big_guards=
+for g in $guards; do
+	[ $((2 * g + 100)) -gt 65530 ] && big_guards+=" $g"
+done
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -42,10 +65,16 @@ status=0
 echo "# host: $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs (TCG guests: figures move with host load)"
 for k in $kernels; do
 	echo "== $k kernel"
-	# The guest runs the same binary; -k adds key=value lines for the ratio.
-	if kernel/scripts/vm-run.sh --kernel "$k" --timeout "${VM_TIMEOUT:-600}" -- \
-		"echo \"# guest: \$(uname -r), \$(nproc) CPUs\"; $prog -r $reps -k ${sizes[*]}" >"$tmp/$k.out"; then
-		grep -v '^bench ' "$tmp/$k.out"
+	# The guest runs the same binaries; -k adds key=value lines for the summaries.
+	cmd="echo \"# guest: \$(uname -r), \$(nproc) CPUs\""
+	want_part remap && cmd+="; $prog -r $reps -k ${sizes[*]}"
+	# MAP_CHGPROT exists on the patched (and debug) kernel only.
+	if want_part guard && [ "$k" != stock ]; then
+		cmd+="; $gprog -r $reps -k $guards"
+		[ -n "$big_guards" ] && cmd+="; $gprog -r $reps -M $max_map -k$big_guards"
+	fi
+	if kernel/scripts/vm-run.sh --kernel "$k" --timeout "${VM_TIMEOUT:-900}" -- "$cmd" >"$tmp/$k.out"; then
+		grep -v '^bench \|^benchguard ' "$tmp/$k.out"
 	else
 		rc=$?
 		cat "$tmp/$k.out"
@@ -56,7 +85,7 @@ for k in $kernels; do
 done
 
 # remap ns/page, stock over patched, per size.
-if [ -s "$tmp/stock.out" ] && [ -s "$tmp/patched.out" ]; then
+if want_part remap && [ -s "$tmp/stock.out" ] && [ -s "$tmp/patched.out" ]; then
 	echo "== remap_file_pages() per page: stock emulation / patched (goal >= 10x, patched VMAs = 1)"
 	awk '
 		$1 == "bench" {
@@ -79,6 +108,49 @@ if [ -s "$tmp/stock.out" ] && [ -s "$tmp/patched.out" ]; then
 		}' "$tmp/stock.out" "$tmp/patched.out"
 fi
 
+# Guard pages: ns per guard, MAP_CHGPROT against the VMA-splitting ways.
+for k in $kernels; do
+	if [ ! -s "$tmp/$k.out" ] || ! grep -q '^benchguard ' "$tmp/$k.out"; then
+		continue
+	fi
+	echo "== guard pages on the $k kernel: ns per guard installed / removed (median), VMAs with the guards in place"
+	awk '
+		$1 == "benchguard" {
+			delete kv
+			for (i = 2; i <= NF; i++) { split($i, f, "="); kv[f[1]] = f[2] }
+			g = kv["guards"]; m = kv["method"]
+			# A run at a raised vm.max_map_count replaces one that stopped early.
+			if ((g, m) in inst && done[g, m] >= g + 0) next
+			if ((g, m) in inst) stopped[g, m] = sprintf("%s: ENOMEM at guard %d with vm.max_map_count %s", m, done[g, m] + 1, lim[g, m])
+			inst[g, m] = kv["install_ns"]; rem[g, m] = kv["remove_ns"]; vm[g, m] = kv["vmas"]
+			done[g, m] = kv["installed"]; lim[g, m] = kv["max_map_count"]
+			sl[g, m] = kv["slab"] >= 0 ? kv["slab"] - kv["slab_before"] : "n/a"
+			if (!(g in seen)) { seen[g] = 1; order[++n] = g }
+		}
+		END {
+			printf "%7s | %-17s | %-17s | %-17s | %s\n", "guards", "chgprot", "mprotect", "munmap+mmap", "mprotect/chgprot (install, remove)"
+			for (i = 1; i <= n; i++) {
+				g = order[i]
+				for (j = 1; j <= 3; j++) {
+					m = j == 1 ? "chgprot" : j == 2 ? "mprotect" : "mmap"
+					c[j] = sprintf("%6.0f / %-6.0f", inst[g, m], rem[g, m])
+					if (done[g, m] < g + 0) c[j] = sprintf("stopped at %d", done[g, m])
+				}
+				printf "%7s | %-17s | %-17s | %-17s | %5.1fx, %5.1fx\n", g, c[1], c[2], c[3],
+					(inst[g, "chgprot"] > 0 ? inst[g, "mprotect"] / inst[g, "chgprot"] : 0),
+					(rem[g, "chgprot"] > 0 ? rem[g, "mprotect"] / rem[g, "chgprot"] : 0)
+				printf "%7s | VMAs %-12s | VMAs %-12s | VMAs %-12s | vm_area_struct +%s / +%s / +%s%s\n", "",
+					vm[g, "chgprot"], vm[g, "mprotect"], vm[g, "mmap"], sl[g, "chgprot"], sl[g, "mprotect"], sl[g, "mmap"],
+					(lim[g, "mprotect"] != 65530 ? sprintf(" (vm.max_map_count %s)", lim[g, "mprotect"]) : "")
+				for (j = 2; j <= 3; j++) {
+					m = j == 2 ? "mprotect" : "mmap"
+					if ((g, m) in stopped) printf "%7s | (%s)\n", "", stopped[g, m]
+				}
+			}
+		}' "$tmp/$k.out"
+	echo
+done
+
 if [ -n "$out" ]; then
 	{
 		echo "<!-- generated by tests/kernel/bench.sh on $(date -u +%Y-%m-%dT%H:%MZ) -->"
@@ -88,7 +160,7 @@ if [ -n "$out" ]; then
 			echo "### $k kernel"
 			echo
 			echo '```'
-			grep -v '^bench ' "$tmp/$k.out"
+			grep -v '^bench \|^benchguard ' "$tmp/$k.out"
 			echo '```'
 		done
 	} >"$out"

@@ -39,69 +39,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_clock.h"
+
 #ifndef MAP_NONBLOCK
 #define MAP_NONBLOCK 0x10000
 #endif
 
 static size_t page;
-
-/*
- * Guests without a fine clocksource (TCG without HPET/ACPI PM timer falls
- * back to jiffies: 4 ms steps) would make per-page figures meaningless, so
- * when CLOCK_MONOTONIC is coarse the TSC is used, calibrated against it
- * over one second.
- */
-static double tsc_per_ns;
-static long clock_res_ns;
-
-static double clock_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-#if defined(__x86_64__) || defined(__i386__)
-static uint64_t rdtsc(void)
-{
-	uint32_t lo, hi;
-
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return (uint64_t)hi << 32 | lo;
-}
-
-static void calibrate_tsc(void)
-{
-	double t0, t1, start;
-	uint64_t c0, c1;
-
-	/* Start and stop on a clock step, so the coarse clock adds no error. */
-	start = clock_ns();
-	while ((t0 = clock_ns()) == start)
-		;
-	c0 = rdtsc();
-	while ((t1 = clock_ns()) - t0 < 1e9)
-		;
-	c1 = rdtsc();
-	if (c1 > c0)
-		tsc_per_ns = (c1 - c0) / (t1 - t0);
-}
-#else
-static uint64_t rdtsc(void)
-{
-	return 0;
-}
-
-static void calibrate_tsc(void)
-{
-}
-#endif
-
-static double now_ns(void)
-{
-	return tsc_per_ns > 0 ? rdtsc() / tsc_per_ns : clock_ns();
-}
 
 static long count_vmas(const char *start, size_t len)
 {
@@ -275,13 +219,6 @@ static void bench_mprotect(int fd, size_t n, struct result *r)
 	munmap(m, n * page);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The repetition with the median ns of one column. */
 static struct result median(struct row *rows, int reps, size_t column)
 {
@@ -353,14 +290,7 @@ int main(int argc, char **argv)
 		fclose(f);
 	}
 
-	{
-		struct timespec res;
-
-		if (!clock_getres(CLOCK_MONOTONIC, &res))
-			clock_res_ns = res.tv_sec * 1000000000L + res.tv_nsec;
-		if (clock_res_ns > 1000)
-			calibrate_tsc();
-	}
+	pick_timer();
 	printf("# bench_remap: kernel %s, %ld CPUs, vm.max_map_count %ld, median of %d runs (more for small sizes)\n",
 	       u.release, sysconf(_SC_NPROCESSORS_ONLN), max_map, reps);
 	if (tsc_per_ns > 0)

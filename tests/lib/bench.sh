@@ -2,23 +2,34 @@
 # Benchmark: ns per malloc/free pair, RSS and VMA count at 1k/10k/100k (and
 # optionally 1M) live blocks, for memdbg (each usable backend), Electric
 # Fence, DUMA and glibc.  Usage (from the repository root):
-#   tests/lib/bench.sh [--build DIR] [--backend NAME|auto] [--sizes "1000 10000 100000"] [--quick]
+#   tests/lib/bench.sh [--build DIR] [--backend NAME|auto] [--sizes "1000 10000 100000"] [--big N]
+#                      [--rounds R] [--quick]
 # Iteration counts follow a short calibration run, so that the same command
 # finishes in minutes both natively and in the emulated (TCG) guest, where
 # everything is 10-30x slower; there (or with --quick) the 100k size is
-# left out unless --sizes is given.
+# left out unless --sizes is given.  --big N (default 1000000, 0: none)
+# adds a row at N live blocks for the memdbg backends that keep the heap in
+# one VMA, when MemAvailable has room for it (about 4.5 KiB per block);
+# Electric Fence and DUMA would need 2N VMAs there.  --rounds R (default
+# 0) then measures the 10k-live ratio R times interleaved (first memdbg
+# backend, Electric Fence, DUMA, one after the other in each round), which
+# holds up better than single rows on a loaded machine.
 set -u
 BUILD=build
 BACKEND=auto
 SIZES=
 QUICK=0
+BIG=1000000
+ROUNDS=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --build) BUILD=$2; shift 2 ;;
         --backend) BACKEND=$2; shift 2 ;;
         --sizes) SIZES=$2; shift 2 ;;
         --quick) QUICK=1; shift ;;
-        *) echo "usage: $0 [--build DIR] [--backend NAME|auto] [--sizes LIST] [--quick]" >&2; exit 2 ;;
+        --big) BIG=$2; shift 2 ;;
+        --rounds) ROUNDS=$2; shift 2 ;;
+        *) echo "usage: $0 [--build DIR] [--backend NAME|auto] [--sizes LIST] [--big N] [--rounds R] [--quick]" >&2; exit 2 ;;
     esac
 done
 LIB=$(cd "$BUILD" && pwd)/libmemdbg.so
@@ -62,7 +73,8 @@ MAX_MAP=$(cat /proc/sys/vm/max_map_count 2>/dev/null || echo 65530)
 iters_for() { case "$1" in efence|duma) echo $SLOW_ITERS ;; glibc) echo $GLIBC_ITERS ;; *) echo $MD_ITERS ;; esac; }
 
 one() {   # one NAME LIVE -> prints a table row
-    local name=$1 live=$2 iters line
+    local name=$1 live=$2 iters line tmo=300
+    [ "$live" -ge 500000 ] && tmo=1500   # setting up 1M blocks takes minutes under TCG
     iters=$(iters_for "$name")
     case "$name" in efence|duma)
         if [ $(( live * 2 )) -gt "$MAX_MAP" ]; then
@@ -80,7 +92,7 @@ one() {   # one NAME LIVE -> prints a table row
         memdbg-*/recycle)   # the speed/quarantine trade-off (docs/libmemdbg.md)
             local b=${name#memdbg-}; b=${b%/recycle}
             line=$(LD_PRELOAD=$LIB MEMDBG_OPTIONS="backend=$b:detect_leaks=0:recycle_pages=1:quarantine_size_mb=64" timeout 300 "$BENCH" "$live" "$iters" 2>/dev/null) ;;
-        memdbg-*) line=$(LD_PRELOAD=$LIB MEMDBG_OPTIONS="backend=${name#memdbg-}:detect_leaks=0" timeout 300 "$BENCH" "$live" "$iters" 2>/dev/null) ;;
+        memdbg-*) line=$(LD_PRELOAD=$LIB MEMDBG_OPTIONS="backend=${name#memdbg-}:detect_leaks=0" timeout $tmo "$BENCH" "$live" "$iters" 2>/dev/null) ;;
     esac
     local rc=$?
     if echo "$line" | grep -q ns_per_pair; then
@@ -100,11 +112,13 @@ one() {   # one NAME LIVE -> prints a table row
 
 echo "# malloc/free pairs with N live blocks (sizes 16..512, random victim); kernel $(uname -r)"
 echo "# ns/pair: wall clock; cpu/pair: CPU time of the calling thread (memdbg's helper thread excluded)"
-echo "# load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs; calibration ${CAL_NS} ns/pair: $MD_ITERS pairs per memdbg row, $SLOW_ITERS for efence/duma"
+echo "# load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs${BENCH_HOST_LOAD:+ (host: $BENCH_HOST_LOAD)}; calibration ${CAL_NS} ns/pair: $MD_ITERS pairs per memdbg row, $SLOW_ITERS for efence/duma"
 printf '%-22s %9s %12s %12s %12s %10s\n' allocator live ns/pair cpu/pair rss_kB vmas
 names=()
 for b in "${backends[@]}"; do names+=("memdbg-$b"); done
-[ ${#backends[@]} -gt 0 ] && names+=("memdbg-${backends[0]}/nothread")
+# the helper thread's effect, where there is one (nonlinear and mprotect
+# never start it)
+for b in "${backends[@]}"; do [ "$b" = guard ] && names+=("memdbg-$b/nothread"); done
 for b in "${backends[@]}"; do [ "$b" = nonlinear ] || names+=("memdbg-$b/recycle"); done
 [ -n "$EFENCE" ] && names+=(efence)
 [ -n "$DUMA" ] && names+=(duma)
@@ -112,6 +126,20 @@ names+=(glibc)
 for live in $SIZES; do
     for n in "${names[@]}"; do one "$n" "$live"; done
 done
+if [ "$BIG" -gt 0 ]; then
+    avail_kb=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
+    for b in "${backends[@]}"; do
+        case "$b" in nonlinear|guard) ;; *) continue ;; esac
+        if [ $(( BIG * 9 / 2 )) -gt "$avail_kb" ]; then
+            printf '%-22s %9s %12s %12s %12s %10s\n' "memdbg-$b" "$BIG" "skipped" "-" "-" "needs $(( BIG * 9 / 2048 ))M"
+            continue
+        fi
+        one "memdbg-$b" "$BIG"
+    done
+    for n in efence duma; do
+        printf '%-22s %9s %12s %12s %12s %10s\n' "$n" "$BIG" "skipped" "-" "-" "maps>max"
+    done
+fi
 for n in "${names[@]}"; do
     case "$n" in memdbg-*) ;; *) continue ;; esac
     k=${n//-/_}; k=${k//\//_}
@@ -120,3 +148,26 @@ for n in "${names[@]}"; do
         echo "# at 10k live blocks $n: $(( NS_efence_10000 / ${!v} ))x (wall) / $(( CPU_efence_10000 / ${!vc} ))x (cpu) faster than Electric Fence, $(( NS_duma_10000 / ${!v} ))x / $(( CPU_duma_10000 / ${!vc} ))x than DUMA (goal: 20x)"
     fi
 done
+
+# Interleaved rounds at 10k live blocks: the ratio of each round, then the
+# median ratio.
+if [ "$ROUNDS" -gt 0 ] && [ ${#backends[@]} -gt 0 ] && [ -n "$EFENCE" ] && [ -n "$DUMA" ]; then
+    b=${backends[0]}
+    echo "# $ROUNDS interleaved rounds at 10000 live blocks: memdbg-$b 8000 pairs, efence 800, duma 500 (us per pair, wall/cpu)"
+    ratios_e=() ratios_d=()
+    for r in $(seq 1 "$ROUNDS"); do
+        m=$(LD_PRELOAD=$LIB MEMDBG_OPTIONS="backend=$b:detect_leaks=0" timeout 300 "$BENCH" 10000 8000 2>/dev/null)
+        e=$(EF_ALLOW_MALLOC_0=1 LD_PRELOAD=$EFENCE timeout 300 "$BENCH" 10000 800 2>/dev/null)
+        d=$(DUMA_DISABLE_BANNER=1 LD_PRELOAD=$DUMA timeout 300 "$BENCH" 10000 500 2>/dev/null)
+        line=$(printf '%s\n%s\n%s\n' "$m" "$e" "$d" | sed -n 's/.* ns_per_pair=\([0-9]*\) cpu_ns_per_pair=\([0-9]*\).*/\1 \2/p' | tr '\n' ' ')
+        set -- $line
+        if [ $# -ne 6 ]; then echo "# round $r: FAILED"; continue; fi
+        re=$(awk -v a="$3" -v b="$1" 'BEGIN { printf "%.1f", a / b }')
+        rd=$(awk -v a="$5" -v b="$1" 'BEGIN { printf "%.1f", a / b }')
+        ratios_e+=("$re") ratios_d+=("$rd")
+        echo "# round $r: memdbg-$b $(( $1 / 1000 ))/$(( $2 / 1000 )) efence $(( $3 / 1000 ))/$(( $4 / 1000 )) duma $(( $5 / 1000 ))/$(( $6 / 1000 )): ${re}x faster than Electric Fence, ${rd}x than DUMA"
+    done
+    med() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+    [ ${#ratios_e[@]} -gt 0 ] &&
+        echo "# median of ${#ratios_e[@]} rounds: memdbg-$b $(med "${ratios_e[@]}")x faster than Electric Fence, $(med "${ratios_d[@]}")x than DUMA (goal: 20x)"
+fi

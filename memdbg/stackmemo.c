@@ -1,0 +1,189 @@
+/* Memo of malloc/free stacks.  Unwinding with libunwind is the largest
+ * user-space cost of a malloc/free pair (about a quarter of it in the TCG
+ * guest), yet most calls repeat: the same call site, at the same stack
+ * depth, from the same callers.  Each thread keeps a small table from
+ * (return address into the program, its RSP and RBP at the call, memdbg's
+ * entry point) to the depot id of the stack unwound there last time, with
+ * the stack words that unwinding loaded return addresses and frame
+ * pointers from (stacktrace.c).  When they still hold the same values, the
+ * stack is the same, and capturing it costs a few loads.
+ *
+ * The program's frame is found through memdbg's own frame pointers (all of
+ * libmemdbg is built with them), so no unwinding is needed for the key. */
+#include "memdbg.h"
+#include <pthread.h>
+
+#define MEMO_ENTRIES 32          /* per thread, direct-mapped */
+#define MEMO_AFTER_MISSES 64     /* short-lived threads never get a table */
+
+enum { MEMO_EMPTY, MEMO_SEEN, MEMO_RECORDED, MEMO_UNSTABLE };
+struct memo_entry {
+    uintptr_t entry_ra, ra, sp, bp;
+    uint32_t id;                 /* depot id (MEMO_RECORDED) */
+    uint32_t hits;               /* since recorded */
+    uint16_t max, nslots;
+    uint8_t state;
+    bool needs_bp;
+    uintptr_t slot_addr[MD_MEMO_SLOTS], slot_val[MD_MEMO_SLOTS];
+};
+struct memo_table {
+    struct memo_table *next_free;
+    struct memo_entry e[MEMO_ENTRIES];
+};
+
+static MEMDBG_TLS struct memo_table *tls_memo;
+static MEMDBG_TLS uint32_t tls_misses;
+/* Tables of exited threads, for new threads (spinlock: never waits long,
+ * and a fork child that finds it taken just allocates). */
+static struct memo_table *free_tables;
+static int free_lock;
+static pthread_key_t exit_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+
+static bool in_self(uintptr_t pc)
+{
+    return pc - md_heap.self_start < md_heap.self_end - md_heap.self_start;
+}
+
+static void table_exit(void *p)
+{
+    struct memo_table *t = p;
+    tls_memo = 0;
+    if (__atomic_exchange_n(&free_lock, 1, __ATOMIC_ACQUIRE)) return;   /* busy: keep it lost */
+    t->next_free = free_tables;
+    free_tables = t;
+    __atomic_store_n(&free_lock, 0, __ATOMIC_RELEASE);
+}
+
+static void make_key(void) { pthread_key_create(&exit_key, table_exit); }
+
+static struct memo_table *table_get(void)
+{
+    if (tls_memo) return tls_memo;
+    if (++tls_misses < MEMO_AFTER_MISSES) return 0;
+    struct memo_table *t = 0;
+    if (!__atomic_exchange_n(&free_lock, 1, __ATOMIC_ACQUIRE)) {
+        t = free_tables;
+        if (t) free_tables = t->next_free;
+        __atomic_store_n(&free_lock, 0, __ATOMIC_RELEASE);
+    }
+    if (!t) t = md_internal_alloc(sizeof *t, 64);
+    if (!t) return 0;
+    for (int i = 0; i < MEMO_ENTRIES; i++) t->e[i].state = MEMO_EMPTY;
+    pthread_once(&key_once, make_key);
+    pthread_setspecific(exit_key, t);
+    tls_memo = t;
+    return t;
+}
+
+static struct memo_entry *slot_for(struct memo_table *t, const struct md_stack *st)
+{
+    uint64_t h = (st->ra ^ (st->sp >> 3)) * 0x9e3779b97f4a7c15ull;
+    return &t->e[h >> 59];   /* 32 entries */
+}
+
+/* The program's frame, through memdbg's frame pointers: the first return
+ * address outside libmemdbg, the stack pointer just above it and the RBP
+ * saved below it; entry_ra is the last return address inside memdbg (the
+ * public entry point, frame #0 of the stack). */
+static bool find_program_frame(struct md_stack *st)
+{
+    const uintptr_t *fp = __builtin_frame_address(0);
+    uintptr_t lo = (uintptr_t)fp;
+    for (int i = 0; i < 12; i++) {
+        uintptr_t f = (uintptr_t)fp;
+        if (f < lo || f - lo > (1u << 20) || (f & 7)) return false;
+        uintptr_t ra = fp[1];
+        if (!in_self(ra)) {
+            if (i == 0) return false;
+            st->ra = ra;
+            st->sp = f + 16;
+            st->bp = fp[0];
+            return true;
+        }
+        st->entry_ra = ra;
+        lo = f;
+        fp = (const uintptr_t *)fp[0];
+    }
+    return false;
+}
+
+void md_stack_capture(struct md_stack *st, int max)
+{
+    st->id = 0;
+    st->n = 0;
+    st->frames = st->buf;
+    st->memoizable = false;
+    if (max <= 0) return;
+    if (max > MD_MAX_FRAMES) max = MD_MAX_FRAMES;
+    if (!find_program_frame(st)) {
+        st->n = md_capture_stack(st->buf, max);
+        return;
+    }
+    /* A call site's entry goes MEMO_SEEN (first miss: libunwind's cached
+     * unw_backtrace) -> MEMO_RECORDED (second: the recording unwind, several
+     * times dearer) -> hits while its words stay the same.  A recorded
+     * entry that never hit before its words changed is MEMO_UNSTABLE (say,
+     * one allocation wrapper called from many places at one depth) and is
+     * not recorded again, so such sites cost about what they did without
+     * the memo. */
+    struct memo_table *t = table_get();
+    struct memo_entry *e = t ? slot_for(t, st) : 0;
+    bool same_site = e && e->ra == st->ra && e->sp == st->sp && e->entry_ra == st->entry_ra;
+    if (same_site && e->state == MEMO_RECORDED && e->max == max && (!e->needs_bp || e->bp == st->bp)) {
+        int i = 0;
+        while (i < e->nslots && *(const volatile uintptr_t *)e->slot_addr[i] == e->slot_val[i]) i++;
+        if (i == e->nslots) {
+            md_heap.memo_hits++;
+            e->hits++;
+            st->id = e->id;
+            st->n = md_depot_get(e->id, &st->frames);
+            return;
+        }
+    }
+    md_heap.memo_misses++;
+    bool record = t && (same_site && (e->state == MEMO_SEEN || (e->state == MEMO_RECORDED && e->hits > 0)));
+    if (e && !record) {
+        if (!same_site) {
+            e->ra = st->ra;
+            e->sp = st->sp;
+            e->entry_ra = st->entry_ra;
+            e->state = MEMO_SEEN;
+        } else {
+            e->state = MEMO_UNSTABLE;
+        }
+    }
+    if (record) {
+        st->max = max;
+        st->n = md_unwind_recording(st, max);
+        if (st->n > 0) return;
+    }
+    st->memoizable = false;
+    st->n = md_capture_stack(st->buf, max);
+}
+
+uint32_t md_stack_id(struct md_stack *st)
+{
+    if (st->id || st->n <= 0) return st->id;
+    st->id = md_depot_put(st->frames, st->n);
+    if (!st->id || !st->memoizable) return st->id;
+    struct memo_table *t = tls_memo;
+    if (!t) return st->id;
+    struct memo_entry *e = slot_for(t, st);
+    int nslots = st->nslots;
+    e->entry_ra = st->entry_ra;
+    e->ra = st->ra;
+    e->sp = st->sp;
+    e->bp = st->bp;
+    e->max = (uint16_t)st->max;
+    e->needs_bp = st->needs_bp;
+    e->nslots = (uint16_t)nslots;
+    for (int i = 0; i < nslots; i++) {
+        e->slot_addr[i] = st->slot_addr[i];
+        e->slot_val[i] = st->slot_val[i];
+    }
+    e->id = st->id;
+    e->hits = 0;
+    e->state = MEMO_RECORDED;
+    return st->id;
+}
