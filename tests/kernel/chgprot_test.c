@@ -13,9 +13,13 @@
  * (process_vm_writev EFAULT, /proc/pid/mem and ptrace POKEDATA EIO).  The
  * page keeps the protection across MADV_PAGEOUT, MADV_DONTNEED, fork,
  * mremap, mlock, migration and mprotect() of the VMA (the page's
- * protection is the VMA's minus the access withheld from it).  Withholding
- * exec (or read) from a page that stays accessible is EINVAL, as is a
- * protection beyond the VMA's current one.
+ * protection is the VMA's minus the access withheld from it).
+ *
+ * Without PROT_EXEC in an RWX VMA (PROT_READ|PROT_WRITE, or PROT_READ for
+ * read-only too) the pages do not run: executing them raises
+ * SIGSEGV/SEGV_ACCERR, kept across the same paths.  Withholding read from
+ * a page that stays accessible is EINVAL, as is a protection beyond the
+ * VMA's current one.
  *
  * Not run on the stock kernel (tests/kernel/run.sh): it has no MAP_CHGPROT.
  */
@@ -967,13 +971,22 @@ TEST(exec_pages_in_rwx_mapping)
 	EXPECT_EQ(SEGV_ACCERR, nl_code);
 	EXPECT_EQ((void *)(map + 6 * page), nl_fault_addr);
 
-	/* Withholding exec from a page that stays accessible: EINVAL. */
+	/* Withholding exec from a page that stays accessible: it no longer runs. */
+	ASSERT_EQ(0, nl_remap(map + 3 * page, page, PROT_READ | PROT_WRITE, 3, MAP_CHGPROT));
+	EXPECT_EQ(SIGSEGV, probe_exec(map + 3 * page));
+	EXPECT_EQ(SEGV_ACCERR, nl_code);
+	ASSERT_EQ(0, nl_remap(map + 3 * page, page, PROT_READ, 3, MAP_CHGPROT));
+	EXPECT_EQ(SIGSEGV, probe_exec(map + 3 * page));
+	EXPECT_EQ(SEGV_ACCERR, nl_code);
+	EXPECT_EQ(SIGSEGV, nl_probe(map + 3 * page, NULL, true, 0));
+	/* Withholding read from a page that stays accessible: EINVAL. */
 	errno = 0;
-	EXPECT_EQ(-1, nl_remap(map + 3 * page, page, PROT_READ | PROT_WRITE, 3, MAP_CHGPROT));
+	EXPECT_EQ(-1, nl_remap(map + 3 * page, page, PROT_WRITE | PROT_EXEC, 3, MAP_CHGPROT));
 	EXPECT_EQ(EINVAL, errno);
 	errno = 0;
-	EXPECT_EQ(-1, nl_remap(map + 3 * page, page, PROT_READ, 3, MAP_CHGPROT));
+	EXPECT_EQ(-1, nl_remap(map + 3 * page, page, PROT_EXEC, 3, MAP_CHGPROT));
 	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, nl_remap(map + 3 * page, page, PROT_READ | PROT_WRITE | PROT_EXEC, 3, MAP_CHGPROT));
 	EXPECT_EQ(0, probe_exec(map + 3 * page));
 
 	/* Back to RWX: writable and executable again. */
@@ -988,6 +1001,293 @@ TEST(exec_pages_in_rwx_mapping)
 	EXPECT_EQ(SIGSEGV, nl_probe(map + 5 * page, NULL, true, 0));
 	munmap(map, n * page);
 	close(fd);
+}
+
+/*
+ * Check page @i of RWX @map: it reads 0xc3 (ret); with @noexec, executing
+ * it raises SIGSEGV/SEGV_ACCERR at its address, else it runs; with @ro a
+ * write faults (SEGV_ACCERR), else it works.  Returns 0 if all is right.
+ */
+static int check_exec_page(char *map, size_t i, bool noexec, bool ro)
+{
+	char *p = map + i * nl_pagesize() + 16 * (i % 5);
+	uint64_t v = 0;
+	int sig;
+
+	if (nl_probe(p, &v, false, 0) || v != 0xc3c3c3c3c3c3c3c3ULL) {
+		fprintf(stderr, "#   page %zu: read %#llx\n", i, (unsigned long long)v);
+		return 1;
+	}
+	sig = nl_probe(p, NULL, true, 0xc3c3c3c3c3c3c3c3ULL);
+	if (ro ? (sig != SIGSEGV || nl_code != SEGV_ACCERR || nl_fault_addr != p) : sig != 0) {
+		fprintf(stderr, "#   page %zu: write signal %d code %d\n", i, sig, (int)nl_code);
+		return 1;
+	}
+	sig = probe_exec(p);
+	if (noexec ? (sig != SIGSEGV || nl_code != SEGV_ACCERR || nl_fault_addr != p) : sig != 0) {
+		fprintf(stderr, "#   page %zu: exec signal %d code %d addr %p (%p)\n", i, sig, (int)nl_code,
+			nl_fault_addr, p);
+		return 1;
+	}
+	return 0;
+}
+
+#define NX_PAGES 16
+
+/* Pages 3 (RW, linear), 8 (R, linear) and 10 (RW, showing page 12) do not run; the others do. */
+static long check_exec_pages(char *map)
+{
+	long bad = 0;
+
+	for (size_t i = 0; i < NX_PAGES; i++)
+		bad += check_exec_page(map, i, i == 3 || i == 8 || i == 10, i == 8);
+	return bad;
+}
+
+static char *map_rwx(int fd, size_t n)
+{
+	char *map = mmap(NULL, n * nl_pagesize(), PROT_READ | PROT_WRITE | PROT_EXEC, MAP_SHARED, fd, 0);
+
+	if (map != MAP_FAILED)
+		memset(map, 0xc3, n * nl_pagesize()); /* ret */
+	return map;
+}
+
+static int make_noexec_pages(char *map)
+{
+	size_t page = nl_pagesize();
+
+	if (nl_remap(map + 3 * page, page, PROT_READ | PROT_WRITE, 3, MAP_CHGPROT) ||
+	    nl_remap(map + 8 * page, page, PROT_READ, 8, MAP_CHGPROT) ||
+	    nl_remap(map + 10 * page, page, PROT_READ | PROT_WRITE, 12, MAP_CHGPROT | MAP_NONBLOCK))
+		return -1;
+	return 0;
+}
+
+/*
+ * Non-executable pages in an RWX mapping (PROT_READ|PROT_WRITE, or
+ * PROT_READ for a read-only one): they read and write as their protection
+ * says, and executing them raises SIGSEGV/SEGV_ACCERR at the address; the
+ * pages beside them run.  Kept across MADV_PAGEOUT, MADV_DONTNEED, fork,
+ * mremap and mprotect() RWX -> RW -> RWX of the VMA; restoring the VMA's
+ * protection makes them executable again.
+ */
+TEST(noexec_pages_in_rwx_mapping)
+{
+	size_t page = nl_pagesize(), n = NX_PAGES;
+	int fd = nl_memfd("chgprot_noexec", n, false);
+	char *map, *to;
+	int status;
+	long bad;
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	map = map_rwx(fd, n);
+	if (map == MAP_FAILED)
+		SKIP(return, "no executable memfd mapping: %s", strerror(errno));
+	ASSERT_EQ(0, make_noexec_pages(map));
+	/* Page 10, never faulted in, executed first. */
+	EXPECT_EQ(SIGSEGV, probe_exec(map + 10 * page + 32));
+	EXPECT_EQ(SEGV_ACCERR, nl_code);
+	EXPECT_EQ((void *)(map + 10 * page + 32), nl_fault_addr);
+	EXPECT_EQ(0, check_exec_pages(map));
+
+	for (int round = 0; round < 2; round++) {
+		ASSERT_EQ(0, madvise(map, n * page, round ? MADV_DONTNEED : MADV_PAGEOUT));
+		EXPECT_EQ(0, check_exec_pages(map)) TH_LOG("after %s", round ? "MADV_DONTNEED" : "MADV_PAGEOUT");
+	}
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(check_exec_pages(map) ? 1 : 0);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("fork");
+	EXPECT_EQ(0, check_exec_pages(map));
+
+	/* mprotect() RWX -> RW -> RWX, mapped and paged out. */
+	for (int round = 0; round < 2; round++) {
+		if (round)
+			ASSERT_EQ(0, madvise(map, n * page, MADV_PAGEOUT));
+		ASSERT_EQ(0, mprotect(map, n * page, PROT_READ | PROT_WRITE));
+		EXPECT_EQ(SIGSEGV, probe_exec(map + 4 * page));
+		ASSERT_EQ(0, mprotect(map, n * page, PROT_READ | PROT_WRITE | PROT_EXEC));
+		EXPECT_EQ(0, check_exec_pages(map)) TH_LOG("after mprotect round %d", round);
+	}
+	/* ... and RWX -> RX -> RWX: read-only and non-executable pages stay so. */
+	ASSERT_EQ(0, mprotect(map, n * page, PROT_READ | PROT_EXEC));
+	ASSERT_EQ(0, mprotect(map, n * page, PROT_READ | PROT_WRITE | PROT_EXEC));
+	EXPECT_EQ(0, check_exec_pages(map));
+
+	/* mremap() moves them. */
+	to = mmap(NULL, n * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, to);
+	to = mremap(map, n * page, n * page, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+	ASSERT_NE(MAP_FAILED, to);
+	map = to;
+	EXPECT_EQ(0, check_exec_pages(map));
+	EXPECT_EQ(1, nl_count_vmas(map, n * page));
+
+	/* Restoring the VMA's protection makes them run (and page 8 writable) again. */
+	ASSERT_EQ(0, nl_remap(map + 3 * page, page, PROT_READ | PROT_WRITE | PROT_EXEC, 3, MAP_CHGPROT));
+	ASSERT_EQ(0, nl_remap(map + 8 * page, page, 0, 8, 0));
+	ASSERT_EQ(0, nl_remap(map + 10 * page, page, PROT_READ | PROT_WRITE | PROT_EXEC, 10, MAP_CHGPROT));
+	bad = 0;
+	for (size_t i = 0; i < n; i++)
+		bad += check_exec_page(map, i, false, false);
+	EXPECT_EQ(0, bad);
+	munmap(map, n * page);
+	close(fd);
+}
+
+/* move_pages() between the guest's two NUMA nodes keeps non-executable pages. */
+TEST(noexec_migration)
+{
+	size_t page = nl_pagesize(), n = NX_PAGES;
+	int fd = nl_memfd("chgprot_noexec_mig", n, false);
+	void *pages[NX_PAGES];
+	int nodes[NX_PAGES], status[NX_PAGES];
+	long moved = 0;
+	char *map;
+
+	ASSERT_LE(0, fd);
+	map = map_rwx(fd, n);
+	if (map == MAP_FAILED)
+		SKIP(return, "no executable memfd mapping: %s", strerror(errno));
+	ASSERT_EQ(0, make_noexec_pages(map));
+	ASSERT_EQ(0, check_exec_pages(map));
+	for (size_t i = 0; i < n; i++)
+		pages[i] = map + i * page;
+	if (syscall(__NR_move_pages, 0, n, pages, NULL, status, 0) || status[0] < 0)
+		SKIP(return, "move_pages: %s", strerror(errno));
+	for (int round = 0; round < 2; round++) {
+		for (size_t i = 0; i < n; i++) {
+			/* Fault every page in first: a moved non-executable page is an entry. */
+			(void)*(volatile char *)pages[i];
+			syscall(__NR_move_pages, 0, 1, &pages[i], NULL, &status[i], 0);
+			nodes[i] = status[i] == 0 ? 1 : 0;
+		}
+		if (syscall(__NR_move_pages, 0, n, pages, nodes, status, MPOL_MF_MOVE) < 0) {
+			if (errno == ENODEV || errno == EINVAL)
+				SKIP(return, "one NUMA node");
+			ASSERT_TRUE(0) TH_LOG("move_pages: %s", strerror(errno));
+		}
+		for (size_t i = 0; i < n; i++)
+			moved += status[i] == nodes[i];
+		EXPECT_EQ(0, check_exec_pages(map)) TH_LOG("after move %d", round);
+	}
+	if (!moved)
+		SKIP(return, "no page moved (one NUMA node?)");
+	TH_LOG("%ld page moves", moved);
+	munmap(map, n * page);
+	close(fd);
+}
+
+/*
+ * Random mix in an RWX mapping: pages made ordinary, non-executable,
+ * read-only, read-only non-executable or guards at random offsets, with
+ * page-outs, MADV_DONTNEED, mprotect() RWX -> RX -> RWX and RWX -> RW ->
+ * RWX of the VMA (nothing touched in between), migration and a fork
+ * checking everything.  Every page is checked after each step.
+ */
+TEST(noexec_random_mix)
+{
+	static const int prots[] = { PROT_READ | PROT_WRITE | PROT_EXEC, PROT_READ | PROT_WRITE, PROT_READ,
+				     PROT_READ | PROT_EXEC, PROT_NONE };
+	size_t page = nl_pagesize(), n = 64, rounds = 150;
+	int fd = nl_memfd("chgprot_noexec_mix", n, false);
+	unsigned int seed = (unsigned int)time(NULL);
+	int *state = calloc(n, sizeof(*state));
+	void **pages = calloc(n, sizeof(*pages));
+	int *nodes = calloc(n, sizeof(*nodes)), *status = calloc(n, sizeof(*status));
+	long bad = 0;
+	char *map;
+
+	ASSERT_TRUE(state && pages && nodes && status);
+	ASSERT_LE(0, fd);
+	map = map_rwx(fd, n);
+	if (map == MAP_FAILED)
+		SKIP(return, "no executable memfd mapping: %s", strerror(errno));
+	if (getenv("CHGPROT_SEED"))
+		seed = (unsigned int)strtoul(getenv("CHGPROT_SEED"), NULL, 0);
+	TH_LOG("seed %u (CHGPROT_SEED)", seed);
+	srandom(seed);
+	for (size_t i = 0; i < n; i++)
+		pages[i] = map + i * page;
+	for (size_t r = 0; r < rounds && !bad; r++) {
+		size_t first = (size_t)random() % n, len = 1 + (size_t)random() % 6;
+		int op = (int)(random() % 10), st = (int)(random() % 5);
+
+		if (first + len > n)
+			len = n - first;
+		switch (op) {
+		case 0: case 1: case 2: case 3:
+			/* All pages show file page 0..n-1 at their own offset: every page holds ret. */
+			ASSERT_EQ(0, nl_remap(map + first * page, len * page, prots[st], (first + 7) % (n - len + 1),
+					      MAP_CHGPROT | (random() % 2 ? MAP_NONBLOCK : 0)));
+			for (size_t k = 0; k < len; k++)
+				state[first + k] = st;
+			break;
+		case 4:
+			ASSERT_EQ(0, madvise(map + first * page, len * page, random() % 2 ? MADV_PAGEOUT : MADV_DONTNEED));
+			break;
+		case 5:
+			ASSERT_EQ(0, mprotect(map, n * page, PROT_READ | PROT_EXEC));
+			ASSERT_EQ(0, mprotect(map, n * page, PROT_READ | PROT_WRITE | PROT_EXEC));
+			break;
+		case 6:
+			ASSERT_EQ(0, mprotect(map + first * page, len * page, PROT_READ | PROT_WRITE));
+			ASSERT_EQ(0, mprotect(map + first * page, len * page, PROT_READ | PROT_WRITE | PROT_EXEC));
+			break;
+		case 7:
+			for (size_t i = 0; i < n; i++) {
+				syscall(__NR_move_pages, 0, 1, &pages[i], NULL, &status[i], 0);
+				nodes[i] = status[i] == 0 ? 1 : 0;
+			}
+			syscall(__NR_move_pages, 0, n, pages, nodes, status, MPOL_MF_MOVE);
+			break;
+		default:
+			break;
+		}
+		for (size_t i = 0; i < n; i++) {
+			int ok;
+
+			if (state[i] == 4)
+				ok = probe_guard(map + i * page + 8, r % 2) == 2 && probe_exec(map + i * page) == SIGSEGV;
+			else
+				ok = !check_exec_page(map, i, state[i] == 1 || state[i] == 2,
+						      state[i] == 2 || state[i] == 3);
+			if (!ok) {
+				fprintf(stderr, "#   round %zu (op %d): page %zu (state %d) wrong\n", r, op, i, state[i]);
+				bad++;
+			}
+		}
+		if (op == 9) {
+			pid_t pid = fork();
+			int wstatus;
+
+			ASSERT_LE(0, pid);
+			if (pid == 0) {
+				long cbad = 0;
+
+				for (size_t i = 0; i < n; i++)
+					cbad += state[i] == 4 ? probe_exec(map + i * page) != SIGSEGV :
+						check_exec_page(map, i, state[i] == 1 || state[i] == 2,
+								state[i] == 2 || state[i] == 3);
+				_exit(cbad ? 1 : 0);
+			}
+			ASSERT_EQ(pid, waitpid(pid, &wstatus, 0));
+			EXPECT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) TH_LOG("fork at round %zu", r);
+		}
+	}
+	EXPECT_EQ(0, bad);
+	EXPECT_EQ(1, nl_count_vmas(map, n * page));
+	munmap(map, n * page);
+	close(fd);
+	free(state);
+	free(pages);
+	free(nodes);
+	free(status);
 }
 #endif
 
