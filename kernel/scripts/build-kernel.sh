@@ -239,7 +239,11 @@ compile() {
 		cc="ccache gcc"
 		export CCACHE_BASEDIR=$kdir CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
 	fi
-	say "building the $flavour kernel with $jobs jobs (first build: about 4 minutes; log: $log)"
+	# What a first build costs on 2 idle cores; KASAN and lockdep make the
+	# debug flavour several times slower.
+	first="about 4 minutes"
+	if [ "$flavour" = debug ]; then first="10 minutes or more"; fi
+	say "building the $flavour kernel with $jobs jobs (first build: $first; log: $log)"
 	start=$(date +%s)
 	# LOCALVERSION on the command line instead of CONFIG_LOCALVERSION: it
 	# only reaches utsrelease.h, so the flavours share ccache entries.

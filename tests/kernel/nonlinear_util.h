@@ -416,6 +416,23 @@ static inline long nl_meminfo_kb(const char *name)
 }
 
 /* A counter of /proc/vmstat (-1: none). */
+/*
+ * Mlocked in /proc/meminfo, once the per-CPU mlock batches are drained:
+ * munlock on munmap goes through them and updates the counter lazily.
+ * move_pages(2) with a node list calls lru_cache_disable(), which drains
+ * every CPU's batches; moving one of our own pages to node 0 is harmless.
+ */
+static inline long nl_mlocked_settled_kb(void)
+{
+	static char spare[1 << 16];
+	void *page = (void *)(((uintptr_t)spare + nl_pagesize() - 1) & ~(uintptr_t)(nl_pagesize() - 1));
+	int node = 0, status;
+
+	*(volatile char *)page = 1;
+	syscall(__NR_move_pages, 0, 1UL, &page, &node, &status, 0);
+	return nl_meminfo_kb("Mlocked");
+}
+
 static inline long long nl_vmstat(const char *name)
 {
 	FILE *f = fopen("/proc/vmstat", "r");
