@@ -1,16 +1,16 @@
 /* SIGSEGV handler: turns a fault on a guard page of the arena into a report.
  * Async-signal-safe by construction: no stdio, no locks that user code can
- * hold, no debugged-heap memory (see report.c).  Faults outside the arena
- * are passed to the previous handler or to the default action. */
+ * hold, no debugged-heap memory (see report.c).  Everything else (faults
+ * outside the arena, signals sent with kill/raise/sigqueue) goes to the
+ * program's own disposition as the kernel would deliver it (signals.c). */
 
 #include "memdbg.h"
+#include "signals.h"
 #include <signal.h>
 #include <string.h>
 #include <ucontext.h>
 #include <unistd.h>
 
-static struct sigaction old_segv;
-extern int __sigaction(int, const struct sigaction *, struct sigaction *);
 
 /* Width of the memory operand of common x86-64 loads and stores, from the
  * instruction bytes; 0 if not recognised.  This is what "READ of size N"
@@ -88,48 +88,20 @@ int md_decode_access_size(const unsigned char *pc)
 #endif
 }
 
-static void chain(int sig, siginfo_t *si, void *uc)
-{
-    if (old_segv.sa_flags & SA_SIGINFO) {
-        if (old_segv.sa_sigaction) { old_segv.sa_sigaction(sig, si, uc); return; }
-    } else if (old_segv.sa_handler != SIG_DFL && old_segv.sa_handler != SIG_IGN) {
-        old_segv.sa_handler(sig);
-        return;
-    }
-    /* default action: say where it happened, then re-executing the
-     * instruction faults again and kills (core dump as usual) */
-    struct sigaction dfl = { .sa_handler = SIG_DFL };
-    __sigaction(sig, &dfl, 0);
-    if (md_heap.initialized) {
-        char mem[256];
-        struct md_buf b;
-        md_buf_init(&b, mem, sizeof mem, md_report_fd());
-        md_puts(&b, "==");
-        md_putu(&b, (unsigned long long)getpid());
-        md_puts(&b, "==memdbg: SEGV on unknown address ");
-        md_putx(&b, (uintptr_t)si->si_addr);
-        md_puts(&b, " outside the memdbg heap");
-#if defined(__x86_64__)
-        md_puts(&b, " (pc ");
-        md_putx(&b, (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP]);
-        md_puts(&b, ")");
-#endif
-        md_puts(&b, "; passing it on\n");
-        md_flush(&b);
-    }
-}
+/* A heap fault, reported on memdbg's own stack (md_with_report_stack):
+ * the handler itself may be on a 16 KiB sigaltstack or a thread's small
+ * stack, so nothing larger than a few words happens before the switch. */
+struct fault { siginfo_t *si; ucontext_t *uc; };
 
-static void on_segv(int sig, siginfo_t *si, void *ucv)
+static void report_fault(void *arg)
 {
-    uintptr_t addr = (uintptr_t)si->si_addr;
-    if (!md_heap.initialized || !md_in_arena(addr)) { chain(sig, si, ucv); return; }
-
-    md_in_runtime++;
-    ucontext_t *uc = ucv;
+    const struct fault *f = arg;
+    uintptr_t addr = (uintptr_t)f->si->si_addr;
     struct md_error_info e;
     memset(&e, 0, sizeof e);
     e.addr = addr;
 #if defined(__x86_64__)
+    const ucontext_t *uc = f->uc;
     e.access = (uc->uc_mcontext.gregs[REG_ERR] & 2) ? 2 : 1;
     e.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
     e.sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
@@ -138,7 +110,7 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 #endif
     uintptr_t frames[MD_MAX_FRAMES];
     int depth = md_opt.malloc_context_size > 8 ? md_opt.malloc_context_size : 8;
-    e.nframes = md_capture_stack_from_ucontext(uc, frames, depth);
+    e.nframes = md_capture_stack_from_ucontext(f->uc, frames, depth);
     e.frames = frames;
 
     struct md_slot *s = md_slot_of_addr(addr);
@@ -161,49 +133,31 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
     md_error_finish(true);
 }
 
-extern int __sigaction(int, const struct sigaction *, struct sigaction *);
-static int fault_installed;
+static void on_segv(int sig, siginfo_t *si, void *ucv)
+{
+    uintptr_t addr = (uintptr_t)si->si_addr;
+    bool sent = si->si_code <= 0;   /* raise, kill, sigqueue: never a heap access */
+    if (!sent && md_in_report()) {
+        /* memdbg's own report faulted: keep what it printed, say so, stop */
+        uintptr_t pc = 0;
+#if defined(__x86_64__)
+        pc = (uintptr_t)((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RIP];
+#endif
+        md_report_fault_in_report(addr, pc);
+    }
+    if (sent || !md_heap.initialized || !md_in_arena(addr)) {
+        md_segv_chain(sig, si, ucv);
+        return;
+    }
+    md_in_runtime++;
+    struct fault f = { si, ucv };
+    md_with_report_stack(report_fault, &f);
+}
 
 void md_fault_init(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_segv;
-    /* no SA_NODEFER: a fault inside the handler kills, no recursion.
-     * SA_ONSTACK: programs that handle stack overflow keep their altstack. */
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    sigemptyset(&sa.sa_mask);
-    __sigaction(SIGSEGV, &sa, &old_segv);
-    fault_installed = 1;
-}
-
-/* The program's own SIGSEGV handler: memdbg's stays installed and calls it
- * for faults outside the heap (see chain()), so guard-page faults are still
- * reported when the program (Python's faulthandler, a JIT...) sets one. */
-static int user_sigaction(const struct sigaction *act, struct sigaction *old)
-{
-    struct sigaction prev = old_segv;
-    if (act) old_segv = *act;
-    if (old) *old = prev;
-    return 0;
-}
-
-MEMDBG_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
-{
-    if (sig == SIGSEGV && fault_installed) return user_sigaction(act, old);
-    return __sigaction(sig, act, old);
-}
-
-/* glibc's signal() has BSD semantics: restartable, the signal blocked while
- * its handler runs. */
-MEMDBG_API __sighandler_t signal(int sig, __sighandler_t handler)
-{
-    struct sigaction sa, old;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = handler;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaddset(&sa.sa_mask, sig);
-    if (sigaction(sig, &sa, &old) != 0) return SIG_ERR;
-    return old.sa_handler;
+    md_report_init();
+    md_signals_install(on_segv);
+    /* a child forked while another thread was reporting can report too */
+    pthread_atfork(0, 0, md_report_fork_child);
 }

@@ -269,4 +269,22 @@ void md_leak_check_and_exit_report(void) MEMDBG_HIDDEN;
 void md_fork_init(void) MEMDBG_HIDDEN;
 int md_decode_access_size(const unsigned char *pc) MEMDBG_HIDDEN;
 
+/* ---- reports on memdbg's own stack; fork (altstack.c, report.c) ---- */
+void md_report_init(void) MEMDBG_HIDDEN;           /* report buffer and stack, at start */
+void md_report_stack_init(void) MEMDBG_HIDDEN;
+uintptr_t md_report_stack_top(void) MEMDBG_HIDDEN;  /* 0: none */
+bool md_on_report_stack(uintptr_t sp) MEMDBG_HIDDEN;
+void md_call_on_stack(void (*fn)(void *), void *arg, uintptr_t top) MEMDBG_HIDDEN;
+/* fn(arg) on memdbg's large report stack, holding the report lock, with the
+ * program's asynchronous signals blocked; a plain call when this thread is
+ * already in a report.  For anything that unwinds or symbolizes. */
+void md_with_report_stack(void (*fn)(void *), void *arg) MEMDBG_HIDDEN;
+bool md_in_report(void) MEMDBG_HIDDEN;             /* this thread holds the report lock */
+/* A fault inside a report: flush it, say so, finish as for an error. */
+void md_report_fault_in_report(uintptr_t addr, uintptr_t pc) MEMDBG_HIDDEN __attribute__((noreturn));
+/* Child side of fork(): frees the report lock (and the signal table's
+ * lock) that a thread of the parent, absent in the child, may hold.
+ * Idempotent; registered with pthread_atfork by md_fault_init. */
+void md_report_fork_child(void) MEMDBG_HIDDEN;
+
 #endif

@@ -93,19 +93,33 @@ void md_save_stderr(void)
     if (saved_stderr < 0) saved_stderr = fcntl(2, F_DUPFD_CLOEXEC, 100);
 }
 
+static bool streq(const char *a, const char *b)
+{
+    while (*a && *a == *b) { a++; b++; }
+    return *a == *b;
+}
+
+/* stderr, or the copy kept by md_save_stderr when the program closed it */
+static int stderr_fd(void)
+{
+    if (fcntl(2, F_GETFD) < 0 && saved_stderr >= 0) return saved_stderr;
+    return 2;
+}
+
 /* log_path=P writes to P.PID, opened on the first report so clean runs
- * leave no files behind.  open(2) is async-signal-safe. */
+ * leave no files behind.  As in ASan, "stderr" and "stdout" name the
+ * streams themselves (so do /dev/stderr and /dev/stdout: no file
+ * /dev/stderr.PID can exist).  open(2) is async-signal-safe. */
 int md_report_fd(void)
 {
     if (report_fd >= 0) return report_fd;
-    if (!md_opt.log_path[0]) {
-        if (fcntl(2, F_GETFD) < 0 && saved_stderr >= 0) return saved_stderr;
-        return 2;
-    }
+    const char *lp = md_opt.log_path;
+    if (!lp[0] || streq(lp, "stderr") || streq(lp, "/dev/stderr")) return stderr_fd();
+    if (streq(lp, "stdout") || streq(lp, "/dev/stdout")) return fcntl(1, F_GETFD) < 0 ? stderr_fd() : 1;
     char path[sizeof md_opt.log_path + 24];
     struct md_buf b;
     md_buf_init(&b, path, sizeof path - 1, -1);
-    md_puts(&b, md_opt.log_path);
+    md_puts(&b, lp);
     md_putc(&b, '.');
     md_putu(&b, (unsigned long long)getpid());
     path[b.len] = 0;

@@ -1,8 +1,15 @@
 /* Error reports in AddressSanitizer's layout.  Runs inside the SIGSEGV
  * handler too: output goes through a preallocated buffer and write(2);
- * symbolization allocates only from the internal pool (md_in_runtime). */
+ * symbolization allocates only from the internal pool (md_in_runtime).
+ * Every report runs on memdbg's own stack (altstack.c), whatever stack the
+ * program gave the thread or the signal, and prints its essentials (the
+ * error line and the raw frames as module+offset) before symbolizing, so a
+ * failure later in the report still leaves them. */
 
 #include "memdbg.h"
+#include "signals.h"
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -10,7 +17,71 @@
 
 #define REPORT_BUF_SIZE 65536
 static char *report_mem;
-static atomic_flag report_lock = ATOMIC_FLAG_INIT;
+
+/* One report at a time, process-wide.  The lock remembers nothing about
+ * its owner but this thread's nesting depth (a report prints its ABORTING
+ * line, a fault report calls md_report_error, both under the same lock). */
+static atomic_int report_lock;
+static MEMDBG_TLS int report_depth;
+static struct md_buf *active_buf;   /* the report being written, for a fault inside it */
+
+static void lock_reports(void)
+{
+    if (report_depth++ > 0) return;
+    while (atomic_exchange_explicit(&report_lock, 1, memory_order_acquire)) sched_yield();
+}
+
+static void unlock_reports(void)
+{
+    if (--report_depth > 0) return;
+    atomic_store_explicit(&report_lock, 0, memory_order_release);
+}
+
+bool md_in_report(void)
+{
+    return report_depth > 0;
+}
+
+void md_report_init(void)
+{
+    if (!report_mem) report_mem = md_reserve(REPORT_BUF_SIZE, "report buffer");
+    md_report_stack_init();
+}
+
+/* fork() copies only the calling thread: a report lock held by another
+ * thread would never be released in the child. */
+void md_report_fork_child(void)
+{
+    atomic_store_explicit(&report_lock, 0, memory_order_relaxed);
+    report_depth = 0;
+    active_buf = 0;
+    md_signals_fork_child();
+}
+
+void md_with_report_stack(void (*fn)(void *), void *arg)
+{
+    if (report_depth > 0) { fn(arg); return; }
+    /* The program's handlers must not run on memdbg's stack, in the middle
+     * of a report; synchronous signals stay deliverable (blocked, the
+     * kernel would kill at once), so a fault inside the report reaches
+     * md_report_fault_in_report. */
+    sigset_t block, saved;
+    sigfillset(&block);
+    sigdelset(&block, SIGSEGV);
+    sigdelset(&block, SIGBUS);
+    sigdelset(&block, SIGILL);
+    sigdelset(&block, SIGFPE);
+    sigdelset(&block, SIGTRAP);
+    pthread_sigmask(SIG_SETMASK, &block, &saved);
+    lock_reports();
+    uintptr_t top = md_report_stack_top();
+    if (top && !md_on_report_stack((uintptr_t)__builtin_frame_address(0)))
+        md_call_on_stack(fn, arg, top);
+    else
+        fn(arg);
+    unlock_reports();
+    pthread_sigmask(SIG_SETMASK, &saved, 0);
+}
 
 static const char *const kind_names[] = {
     [ERR_OVERFLOW] = "heap-buffer-overflow",
@@ -35,15 +106,17 @@ static const char *dealloc_name(int d)
 
 MEMDBG_HIDDEN void md_report_begin(struct md_buf *b)
 {
-    while (atomic_flag_test_and_set_explicit(&report_lock, memory_order_acquire)) { }
+    lock_reports();
     if (!report_mem) report_mem = md_reserve(REPORT_BUF_SIZE, "report buffer");
     md_buf_init(b, report_mem, REPORT_BUF_SIZE, md_report_fd());
+    active_buf = b;
 }
 
 MEMDBG_HIDDEN void md_report_end(struct md_buf *b)
 {
     md_flush(b);
-    atomic_flag_clear_explicit(&report_lock, memory_order_release);
+    active_buf = 0;
+    unlock_reports();
 }
 
 MEMDBG_HIDDEN void md_put_pid_prefix(struct md_buf *b)
@@ -84,8 +157,91 @@ static void put_location(struct md_buf *b, uintptr_t addr, const struct md_slot 
     md_puts(b, ")\n");
 }
 
-void md_report_error(const struct md_error_info *e)
+/* ---- the raw frames: module+offset from /proc/self/maps ----
+ * open/read only: no libdwfl, no allocation, little stack, so it works
+ * where symbolization might not. */
+struct raw_frame { uintptr_t off; char mod[48]; };
+
+static uintptr_t parse_hex(const char **p)
 {
+    uintptr_t v = 0;
+    for (;; (*p)++) {
+        char c = **p;
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0) return v;
+        v = v << 4 | (uintptr_t)d;
+    }
+}
+
+/* One line of /proc/self/maps: "start-end perms offset dev inode   path". */
+static void match_maps_line(const char *l, const char *end, const uintptr_t *frames, int n, struct raw_frame *rf)
+{
+    uintptr_t lo = parse_hex(&l);
+    if (*l++ != '-') return;
+    uintptr_t hi = parse_hex(&l);
+    if (l + 6 > end || l[3] != 'x') return;   /* " r-xp ": code only */
+    l += 6;
+    uintptr_t pgoff = parse_hex(&l);
+    for (int field = 0; field < 2 && l < end; field++) {   /* dev, inode */
+        while (l < end && *l == ' ') l++;
+        while (l < end && *l != ' ') l++;
+    }
+    while (l < end && *l == ' ') l++;
+    const char *base = l;
+    for (const char *q = l; q < end; q++) if (*q == '/') base = q + 1;
+    for (int i = 0; i < n; i++) {
+        if (frames[i] < lo || frames[i] >= hi) continue;
+        rf[i].off = frames[i] - lo + pgoff;
+        size_t k = 0;
+        for (const char *q = base; q < end && k < sizeof rf[i].mod - 1; q++) rf[i].mod[k++] = *q;
+        if (k == 0) { rf[i].mod[0] = '?'; k = 1; }
+        rf[i].mod[k] = 0;
+    }
+}
+
+static void put_raw_frames(struct md_buf *b, const uintptr_t *frames, int n)
+{
+    struct raw_frame rf[MD_MAX_FRAMES];
+    if (n > MD_MAX_FRAMES) n = MD_MAX_FRAMES;
+    if (n <= 0) return;
+    for (int i = 0; i < n; i++) rf[i].mod[0] = 0;
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        char chunk[4096];
+        size_t have = 0;
+        for (;;) {
+            ssize_t r = read(fd, chunk + have, sizeof chunk - have);
+            if (r <= 0) break;
+            have += (size_t)r;
+            size_t start = 0;
+            for (size_t i = 0; i < have; i++) {
+                if (chunk[i] != '\n') continue;
+                match_maps_line(chunk + start, chunk + i, frames, n, rf);
+                start = i + 1;
+            }
+            if (start == 0 && have == sizeof chunk) start = have;   /* a line longer than the chunk */
+            for (size_t i = start; i < have; i++) chunk[i - start] = chunk[i];
+            have -= start;
+        }
+        close(fd);
+    }
+    md_puts(b, "    (raw:");
+    for (int i = 0; i < n; i++) {
+        md_putc(b, ' ');
+        if (rf[i].mod[0]) {
+            md_puts(b, rf[i].mod);
+            md_putc(b, '+');
+            md_putx(b, rf[i].off);
+        } else {
+            md_putx(b, frames[i]);
+        }
+    }
+    md_puts(b, ")\n");
+}
+
+static void report_body(void *arg)
+{
+    const struct md_error_info *e = arg;
     int saved = md_in_runtime;
     md_in_runtime = saved + 1;   /* symbolizer allocations go to the internal pool */
     struct md_buf buf, *b = &buf;
@@ -130,6 +286,8 @@ void md_report_error(const struct md_error_info *e)
     md_putu(b, md_thread_id());
     md_putc(b, '\n');
     if (e->how) { md_puts(b, "    ("); md_puts(b, e->how); md_puts(b, ")\n"); }
+    put_raw_frames(b, e->frames, e->nframes);
+    md_flush(b);   /* the essentials are out before libdwfl runs */
     md_print_stack(b, e->frames, e->nframes, e->pc != 0);
     md_putc(b, '\n');
 
@@ -168,6 +326,29 @@ void md_report_error(const struct md_error_info *e)
     md_putc(b, '\n');
     md_report_end(b);
     md_in_runtime = saved;
+}
+
+void md_report_error(const struct md_error_info *e)
+{
+    md_with_report_stack(report_body, (void *)e);
+}
+
+void md_report_fault_in_report(uintptr_t addr, uintptr_t pc)
+{
+    if (active_buf) md_flush(active_buf);
+    char mem[256];
+    struct md_buf b;
+    md_buf_init(&b, mem, sizeof mem, md_report_fd());
+    md_puts(&b, "\n");
+    md_put_pid_prefix(&b);
+    md_puts(&b, "memdbg: SEGV on address ");
+    md_putx(&b, addr);
+    md_puts(&b, " (pc ");
+    md_putx(&b, pc);
+    md_puts(&b, ") inside memdbg's own report; the report above is incomplete\n");
+    md_flush(&b);
+    md_error_finish(true);
+    _exit(md_opt.exitcode);
 }
 
 void md_error_finish(bool fatal)

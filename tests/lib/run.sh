@@ -627,6 +627,123 @@ else
     tap "nonlinear backend is usable (patched kernel)" t_nonlinear_detect "${why:-nonlinear not usable here}"
 fi
 
+# ===================================================== signals and small stacks
+# (issue 10 items 2 and 3: reports on any stack, SIGSEGV chaining; fork
+# during a report; log_path=stderr|stdout)
+# No core files from the tests that die of SIGSEGV on purpose.
+dies_of_segv() { ulimit -c 0; run "" "$@"; rc_is 139 || return 1; hasnt 'ERROR: memdbg'; }
+raw_line_first() {   # the raw frames (module+offset) come before the symbolized ones
+    local raw first
+    raw=$(grep -n -m1 -E '^    \(raw: [^ ]+\+0x[0-9a-f]+' "$ERR" | cut -d: -f1)
+    first=$(grep -n -m1 -E '^    #0 0x' "$ERR" | cut -d: -f1)
+    [ -n "$raw" ] && [ -n "$first" ] && [ "$raw" -lt "$first" ] || fail "no raw frames line before the first stack"
+}
+uaf_report_small_stack() {   # MODE THREAD CALLER: full UAF report of t_small_stack
+    run "" "$T/t_small_stack" "$1"
+    rc_is 1 && first_line_is heap-use-after-free && has "^READ of size 1 at 0x.* thread $2\$" &&
+    has 'is located 5 bytes inside of 32-byte region' && raw_line_first &&
+    section_has '^READ of size 1' use_after_free uaf "$3" &&
+    section_has "^freed by thread $2 here:" free free_buffer uaf "$3" &&
+    section_has "^previously allocated by thread $2 here:" malloc make_buffer uaf "$3" &&
+    has '^SUMMARY: memdbg: heap-use-after-free in use_after_free .*t_small_stack.c:' &&
+    ! grep -q 'user handler called' "$OUT" || fail "the program's handler ran for a heap fault"
+}
+t_uaf_altstack16() { uaf_report_small_stack altstack16 T0 with_altstack && out_has '^altstack 16384$'; }
+t_uaf_altstack64() { uaf_report_small_stack altstack64 T0 with_altstack && out_has '^altstack 65536$'; }
+t_uaf_thread64() { uaf_report_small_stack thread64 T1 thread_uaf; }
+t_double_free_thread64() {
+    run "" "$T/t_small_stack" thread64-double-free
+    rc_is 1 && first_line_is double-free && raw_line_first &&
+    section_has '^free of 0x' free second_free double_free thread_double_free &&
+    section_has '^freed by thread T1 here:' free first_free double_free thread_double_free &&
+    section_has '^previously allocated by thread T1 here:' malloc make_buffer double_free &&
+    has '^SUMMARY: memdbg: double-free in second_free'
+}
+t_python_faulthandler_uaf() {
+    run "detect_leaks=0" python3 -c 'import ctypes, faulthandler
+faulthandler.enable()
+print("faulthandler", faulthandler.is_enabled(), flush=True)
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+p = libc.malloc(64)
+libc.free(p)
+print(ctypes.string_at(p, 8))'
+    rc_is 1 && out_has '^faulthandler True$' && first_line_is heap-use-after-free &&
+    has '^READ of size [0-9]+ at 0x' && has 'inside of 64-byte region' &&
+    section_has '^freed by thread T0 here:' free && section_has '^previously allocated by thread T0 here:' malloc &&
+    has '^SUMMARY: memdbg: heap-use-after-free' && hasnt 'Fatal Python error'
+}
+t_sig_resethand() {   # one-shot handler: runs once, the refault kills
+    dies_of_segv "$T/t_signals" resethand && [ "$(grep -c '^handler' "$OUT")" = 1 ] ||
+        fail "handler ran $(grep -c '^handler' "$OUT") times, expected once"
+}
+t_sig_sysv_signal() {  # sysv_signal: one-shot too, a plain handler; heap faults stay memdbg's
+    dies_of_segv "$T/t_signals" sysv-resethand && [ "$(grep -c '^plain handler' "$OUT")" = 1 ] ||
+        { fail "handler ran $(grep -c '^plain handler' "$OUT") times, expected once"; return 1; }
+    run "" "$T/t_signals" sysv-uaf
+    rc_is 1 && first_line_is heap-use-after-free && section_has '^READ of size 1' read_freed main &&
+    ! grep -q 'plain handler' "$OUT" || fail "the program's handler ran for a heap fault"
+}
+t_sig_masks() {
+    run "" "$T/t_signals" nodefer
+    rc_is 4 && out_has '^mask segv=0 usr1=1 usr2=0$' || return 1
+    run "" "$T/t_signals" defer
+    rc_is 4 && out_has '^mask segv=1 usr1=0 usr2=1$' || return 1
+    run "" "$T/t_signals" nodefer-nested
+    rc_is 4 && out_has '^depth 2$'
+}
+t_sig_raise_kill() {   # sent SIGSEGVs are not faults: the default action kills
+    dies_of_segv "$T/t_signals" raise && ! grep -q survived "$OUT" || return 1
+    dies_of_segv "$T/t_signals" kill && ! grep -q survived "$OUT" || return 1
+    run "" "$T/t_signals" raise-handler
+    clean && out_has '^sig 11 code SI_TKILL pid self$' && out_has '^sig 11 code SI_USER pid self$' && out_has '^after$'
+}
+t_sig_sent_heap_address() {   # si_code SI_QUEUE, si_addr a freed block: still not a heap fault
+    dies_of_segv "$T/t_signals" sigqueue-heap
+}
+t_sig_query() {   # sigaction(SIGSEGV, NULL, &old) and friends return the program's
+    run "" "$T/t_signals" query
+    rc_is 1 && out_has '^query ok$' && first_line_is heap-use-after-free && section_has '^READ of size 1' read_freed query main
+}
+t_sig_ign() {   # SIG_IGN: a fault still kills, a sent SIGSEGV is dropped
+    dies_of_segv "$T/t_signals" ign || return 1
+    run "" "$T/t_signals" ign-raise-uaf
+    rc_is 1 && out_has '^ignored$' && first_line_is heap-use-after-free && section_has '^READ of size 1' read_freed main
+}
+t_fork_during_report() {   # the child of a fork during another thread's report can report
+    run "" "$T/t_fork_in_report"
+    rc_is 1 && out_has '^child: exit 1$' && has 'ERROR: memdbg: double-free' &&
+    section_has '^free of 0x' free child_double_free main && has 'ERROR: memdbg: heap-use-after-free'
+}
+t_log_path_streams() {   # stderr/stdout name the streams, not files stderr.PID
+    mkdir -p "$WORK/logcwd" && cd "$WORK/logcwd" || return 1
+    run "log_path=stderr" "$T/t_uaf" read
+    rc_is 1 && first_line_is heap-use-after-free || return 1
+    run "log_path=/dev/stderr" "$T/t_uaf" read
+    rc_is 1 && first_line_is heap-use-after-free || return 1
+    run "log_path=stdout" "$T/t_uaf" read
+    rc_is 1 && out_has '^==[0-9]+==ERROR: memdbg: heap-use-after-free' && hasnt 'ERROR: memdbg' || return 1
+    [ -z "$(ls -A "$WORK/logcwd")" ] || fail "files created: $(ls -A "$WORK/logcwd")"
+}
+tap "UAF on a 16 KiB sigaltstack: full report" t_uaf_altstack16
+tap "UAF on a 64 KiB sigaltstack: full report" t_uaf_altstack64
+tap "UAF in a thread with a 64 KiB stack: full report" t_uaf_thread64
+tap "double-free in a thread with a 64 KiB stack: full report" t_double_free_thread64
+need python3 && tap "python3 faulthandler + ctypes use-after-free: report" t_python_faulthandler_uaf ||
+    tap "python3 faulthandler + ctypes use-after-free: report" t_python_faulthandler_uaf "python3 not installed"
+tap "SA_RESETHAND handler runs once, then SIGSEGV kills" t_sig_resethand
+tap "sysv_signal handler runs once, then SIGSEGV kills; heap faults still reported" t_sig_sysv_signal
+tap "SA_NODEFER and sa_mask apply inside the program's handler" t_sig_masks
+tap "raise/kill SIGSEGV kill by SIGSEGV, or reach the handler with SI_TKILL/SI_USER" t_sig_raise_kill
+tap "a sent SIGSEGV carrying a heap address is not a heap fault" t_sig_sent_heap_address
+tap "sigaction/signal/sysv_signal/bsd_signal/sigset/sigignore: the program's dispositions" t_sig_query
+tap "SIG_IGN: a fault kills by SIGSEGV, raise(SIGSEGV) is dropped" t_sig_ign
+tap "fork while another thread reports: the child reports" t_fork_during_report
+tap "log_path=stderr|/dev/stderr|stdout write to the streams" t_log_path_streams
+# ================================================= end of signals and small stacks
+
 echo "1..$N"
 echo "# backend $ACTUAL: $((N - FAILED - SKIPPED)) passed, $FAILED failed, $SKIPPED skipped"
 [ "$FAILED" -eq 0 ]

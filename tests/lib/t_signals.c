@@ -1,0 +1,206 @@
+/* The program's SIGSEGV dispositions must behave as without memdbg, which
+ * keeps its own handler in the kernel's table and chains to them.
+ * Each mode prints what it observed; the exit status or death by signal
+ * is checked by the caller (tests/lib/run.sh).
+ *   resethand       SA_RESETHAND handler: runs once, the refault kills (SIGSEGV)
+ *   sysv-resethand  the same through sysv_signal(), plain handler
+ *   nodefer         SA_NODEFER + sa_mask {SIGUSR1}: the mask inside the handler
+ *   defer           no SA_NODEFER, sa_mask {SIGUSR2}
+ *   nodefer-nested  SA_NODEFER: a fault inside the handler re-enters it
+ *   raise | kill    no handler: raise(SIGSEGV) / kill(getpid(), SIGSEGV) kill
+ *   raise-handler   SA_SIGINFO handler sees si_code SI_TKILL (raise) and
+ *                   SI_USER with our pid (kill), and the program goes on
+ *   sigqueue-heap   a sent SIGSEGV whose si_addr is a freed heap block is
+ *                   not a heap fault: default action, killed by SIGSEGV
+ *   query           sigaction(SIGSEGV, NULL, &old) and the return values of
+ *                   signal, sysv_signal, bsd_signal, sigset, sigignore are the
+ *                   program's; then a heap use-after-free is still reported
+ *   sysv-uaf        a handler set with sysv_signal(), then a heap
+ *                   use-after-free: memdbg still reports it
+ *   ign             SIG_IGN and a non-heap fault: killed by SIGSEGV
+ *   ign-raise-uaf   SIG_IGN: raise(SIGSEGV) is ignored; a heap
+ *                   use-after-free afterwards is still reported */
+#define _GNU_SOURCE
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"   /* sigset, sigignore: tested on purpose */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+extern __sighandler_t sysv_signal(int, __sighandler_t);
+extern __sighandler_t bsd_signal(int, __sighandler_t);
+
+static volatile int calls;
+
+static void say(const char *s) { write(1, s, strlen(s)); }
+
+static void say_num(const char *s, long n)
+{
+    char b[64];
+    int len = snprintf(b, sizeof b, "%s%ld\n", s, n);
+    write(1, b, (size_t)len);
+}
+
+int read_null(volatile char *p) { return p[0]; }
+char *make_buffer(size_t n) { return malloc(n); }
+int read_freed(volatile char *p) { return p[1]; }
+
+static void count_and_return(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig; (void)si; (void)uc;
+    say_num("handler ", ++calls);
+    if (calls >= 3) _exit(5);   /* SA_RESETHAND ignored: stop the loop */
+}
+
+static void plain_count(int sig)
+{
+    (void)sig;
+    say_num("plain handler ", ++calls);
+    if (calls >= 3) _exit(5);
+}
+
+static void show_mask(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig; (void)si; (void)uc;
+    sigset_t cur;
+    sigprocmask(SIG_BLOCK, 0, &cur);
+    char b[96];
+    int n = snprintf(b, sizeof b, "mask segv=%d usr1=%d usr2=%d\n", sigismember(&cur, SIGSEGV),
+                     sigismember(&cur, SIGUSR1), sigismember(&cur, SIGUSR2));
+    write(1, b, (size_t)n);
+    _exit(4);
+}
+
+static void nested(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig; (void)si; (void)uc;
+    say_num("depth ", ++calls);
+    if (calls == 1) read_null(0);
+    _exit(4);
+}
+
+static void sent(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    char b[128];
+    int n = snprintf(b, sizeof b, "sig %d code %s pid %s\n", sig,
+                     si->si_code == SI_TKILL ? "SI_TKILL" : si->si_code == SI_USER ? "SI_USER" : "other",
+                     si->si_pid == getpid() ? "self" : "other");
+    write(1, b, (size_t)n);
+}
+
+static void h1(int s) { (void)s; }
+static void h2(int s) { (void)s; }
+static void h3(int s) { (void)s; }
+
+static int install(void (*fn)(int, siginfo_t *, void *), int flags, int masked)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = fn;
+    sa.sa_flags = SA_SIGINFO | flags;
+    sigemptyset(&sa.sa_mask);
+    if (masked) sigaddset(&sa.sa_mask, masked);
+    return sigaction(SIGSEGV, &sa, 0);
+}
+
+static int query(void)
+{
+    struct sigaction old;
+    sigaction(SIGSEGV, 0, &old);
+    if (old.sa_handler != SIG_DFL) { say("initial disposition is not SIG_DFL\n"); return 2; }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = h1;
+    sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGUSR1);
+    sigaction(SIGSEGV, &sa, 0);
+    sigaction(SIGSEGV, 0, &old);
+    if (old.sa_handler != h1 || !(old.sa_flags & SA_RESETHAND) || !(old.sa_flags & SA_NODEFER) ||
+        (old.sa_flags & SA_SIGINFO) || !sigismember(&old.sa_mask, SIGUSR1) || sigismember(&old.sa_mask, SIGUSR2)) {
+        say("sigaction(SIGSEGV, NULL, &old) is not what we installed\n");
+        return 2;
+    }
+    if (signal(SIGSEGV, h2) != h1) { say("signal() returned the wrong handler\n"); return 2; }
+    if (sysv_signal(SIGSEGV, h3) != h2) { say("sysv_signal() returned the wrong handler\n"); return 2; }
+    if (bsd_signal(SIGSEGV, h1) != h3) { say("bsd_signal() returned the wrong handler\n"); return 2; }
+    if (sigset(SIGSEGV, h2) != h1) { say("sigset() returned the wrong handler\n"); return 2; }
+    sigaction(SIGSEGV, 0, &old);
+    if (old.sa_handler != h2) { say("sigset() did not install the handler\n"); return 2; }
+    if (sigignore(SIGSEGV) != 0) { say("sigignore failed\n"); return 2; }
+    sigaction(SIGSEGV, 0, &old);
+    if (old.sa_handler != SIG_IGN) { say("sigignore() did not set SIG_IGN\n"); return 2; }
+    if (sysv_signal(SIGSEGV, h3) != SIG_IGN) { say("sysv_signal() after sigignore\n"); return 2; }
+    say("query ok\n");
+    /* whatever the program installed, a heap fault is memdbg's */
+    char *p = make_buffer(8);
+    free(p);
+    return read_freed(p);
+}
+
+int main(int argc, char **argv)
+{
+    const char *m = argc > 1 ? argv[1] : "resethand";
+    if (!strcmp(m, "resethand")) {
+        install(count_and_return, SA_RESETHAND, 0);
+        read_null(0);
+        say("survived\n");
+        return 0;
+    }
+    if (!strcmp(m, "sysv-resethand")) {
+        sysv_signal(SIGSEGV, plain_count);
+        read_null(0);
+        say("survived\n");
+        return 0;
+    }
+    if (!strcmp(m, "nodefer")) { install(show_mask, SA_NODEFER, SIGUSR1); return read_null(0); }
+    if (!strcmp(m, "defer")) { install(show_mask, 0, SIGUSR2); return read_null(0); }
+    if (!strcmp(m, "nodefer-nested")) { install(nested, SA_NODEFER, 0); return read_null(0); }
+    if (!strcmp(m, "raise")) { raise(SIGSEGV); say("survived\n"); return 0; }
+    if (!strcmp(m, "kill")) { kill(getpid(), SIGSEGV); say("survived\n"); return 0; }
+    if (!strcmp(m, "raise-handler")) {
+        install(sent, 0, 0);
+        raise(SIGSEGV);
+        kill(getpid(), SIGSEGV);
+        say("after\n");
+        return 0;
+    }
+    if (!strcmp(m, "sigqueue-heap")) {
+        char *p = make_buffer(32);
+        free(p);
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        si.si_signo = SIGSEGV;
+        si.si_code = SI_QUEUE;
+        si.si_addr = p + 5;   /* overlays si_pid/si_uid: what a sender can forge */
+        syscall(SYS_rt_sigqueueinfo, getpid(), SIGSEGV, &si);
+        say("survived\n");
+        return 0;
+    }
+    if (!strcmp(m, "query")) return query();
+    if (!strcmp(m, "sysv-uaf")) {
+        sysv_signal(SIGSEGV, plain_count);
+        char *p = make_buffer(8);
+        free(p);
+        return read_freed(p);
+    }
+    if (!strcmp(m, "ign-raise-uaf")) {
+        signal(SIGSEGV, SIG_IGN);
+        raise(SIGSEGV);
+        say("ignored\n");
+        char *p = make_buffer(8);
+        free(p);
+        return read_freed(p);
+    }
+    if (!strcmp(m, "ign")) {
+        signal(SIGSEGV, SIG_IGN);
+        read_null(0);
+        say("survived\n");
+        return 0;
+    }
+    fprintf(stderr, "unknown mode %s\n", m);
+    return 2;
+}

@@ -1,0 +1,82 @@
+/* Reports on small stacks.  The fault handler runs on the thread's
+ * sigaltstack when it has one (16 KiB, or 64 KiB as Python's faulthandler
+ * and Rust runtimes use), or on a thread's own small stack; double-free
+ * reports run on the stack of the thread that called free.  memdbg must
+ * still print the whole report, with symbolized stacks.
+ *   altstack16 | altstack64 | thread64 | thread64-double-free */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+char *make_buffer(size_t n) { return malloc(n); }
+void free_buffer(char *p) { free(p); }
+int use_after_free(volatile char *p) { return p[5]; }
+void first_free(char *p) { free(p); }
+void second_free(char *p) { free(p); }
+
+static void user_handler(int sig)
+{
+    (void)sig;
+    static const char msg[] = "user handler called\n";
+    write(1, msg, sizeof msg - 1);
+    _exit(3);
+}
+
+static int uaf(void)
+{
+    char *p = make_buffer(32);
+    free_buffer(p);
+    return use_after_free(p);
+}
+
+static int double_free(void)
+{
+    char *p = make_buffer(24);
+    first_free(p);
+    second_free(p);
+    return 0;
+}
+
+static void *thread_uaf(void *arg) { (void)arg; return (void *)(long)uaf(); }
+static void *thread_double_free(void *arg) { (void)arg; return (void *)(long)double_free(); }
+
+static int with_altstack(size_t size)
+{
+    stack_t ss = { .ss_sp = malloc(size), .ss_size = size };
+    if (!ss.ss_sp || sigaltstack(&ss, 0) != 0) { perror("sigaltstack"); return 2; }
+    /* as faulthandler does: its own handler on the alternate stack */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = user_handler;
+    sa.sa_flags = SA_ONSTACK | SA_NODEFER;
+    sigaction(SIGSEGV, &sa, 0);
+    printf("altstack %zu\n", size);
+    fflush(stdout);
+    return uaf();
+}
+
+static int in_thread(void *(*fn)(void *))
+{
+    pthread_attr_t a;
+    pthread_t t;
+    pthread_attr_init(&a);
+    if (pthread_attr_setstacksize(&a, 64 * 1024) != 0) { puts("setstacksize failed"); return 2; }
+    if (pthread_create(&t, &a, fn, 0) != 0) { puts("pthread_create failed"); return 2; }
+    pthread_join(t, 0);
+    puts("thread returned");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *m = argc > 1 ? argv[1] : "altstack16";
+    if (!strcmp(m, "altstack16")) return with_altstack(16 * 1024);
+    if (!strcmp(m, "altstack64")) return with_altstack(64 * 1024);
+    if (!strcmp(m, "thread64")) return in_thread(thread_uaf);
+    if (!strcmp(m, "thread64-double-free")) return in_thread(thread_double_free);
+    fprintf(stderr, "unknown mode %s\n", m);
+    return 2;
+}
