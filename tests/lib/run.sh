@@ -673,7 +673,12 @@ print(ctypes.string_at(p, 8))'
     rc_is 1 && out_has '^faulthandler True$' && first_line_is heap-use-after-free &&
     has '^READ of size [0-9]+ at 0x' && has 'inside of 64-byte region' &&
     section_has '^freed by thread T0 here:' free && section_has '^previously allocated by thread T0 here:' malloc &&
-    has '^SUMMARY: memdbg: heap-use-after-free' && hasnt 'Fatal Python error'
+    has '^SUMMARY: memdbg: heap-use-after-free' && hasnt 'Fatal Python error' || return 1
+    # a fault outside the heap is faulthandler's, which then dies by SIGSEGV
+    ( ulimit -c 0; run "detect_leaks=0" python3 -c 'import ctypes, faulthandler
+faulthandler.enable()
+ctypes.string_at(0)'; exit $RC ); RC=$?
+    rc_is 139 && has '^Fatal Python error: Segmentation fault' && hasnt 'ERROR: memdbg'
 }
 t_sig_resethand() {   # one-shot handler: runs once, the refault kills
     dies_of_segv "$T/t_signals" resethand && [ "$(grep -c '^handler' "$OUT")" = 1 ] ||
