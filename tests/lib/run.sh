@@ -659,6 +659,14 @@ t_double_free_thread64() {
     section_has '^previously allocated by thread T1 here:' malloc make_buffer double_free &&
     has '^SUMMARY: memdbg: double-free in second_free'
 }
+t_two_threads_fault() {   # two faults at once: one whole report, then the end
+    run "" "$T/t_small_stack" two-threads64
+    rc_is 1 && [ "$(grep -c 'ERROR: memdbg' "$ERR")" = 1 ] || { fail "expected exactly one report"; return 1; }
+    first_line_is heap-use-after-free && section_has '^READ of size 1' use_after_free thread_uaf_together &&
+    section_has '^freed by thread T[12] here:' free free_buffer thread_uaf_together &&
+    has '^SUMMARY: memdbg: heap-use-after-free in use_after_free' && has '^==[0-9]+==ABORTING$' &&
+    ! grep -q 'threads returned' "$OUT" || fail "the program went on"
+}
 t_python_faulthandler_uaf() {
     run "detect_leaks=0" python3 -c 'import ctypes, faulthandler
 faulthandler.enable()
@@ -736,6 +744,7 @@ tap "UAF on a 16 KiB sigaltstack: full report" t_uaf_altstack16
 tap "UAF on a 64 KiB sigaltstack: full report" t_uaf_altstack64
 tap "UAF in a thread with a 64 KiB stack: full report" t_uaf_thread64
 tap "double-free in a thread with a 64 KiB stack: full report" t_double_free_thread64
+tap "two 64 KiB-stack threads fault at once: one full report" t_two_threads_fault
 need python3 && tap "python3 faulthandler + ctypes use-after-free: report" t_python_faulthandler_uaf ||
     tap "python3 faulthandler + ctypes use-after-free: report" t_python_faulthandler_uaf "python3 not installed"
 tap "SA_RESETHAND handler runs once, then SIGSEGV kills" t_sig_resethand

@@ -3,7 +3,8 @@
  * and Rust runtimes use), or on a thread's own small stack; double-free
  * reports run on the stack of the thread that called free.  memdbg must
  * still print the whole report, with symbolized stacks.
- *   altstack16 | altstack64 | thread64 | thread64-double-free */
+ *   altstack16 | altstack64 | thread64 | thread64-double-free
+ *   two-threads64: two such threads fault at the same moment */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -41,6 +42,30 @@ static int double_free(void)
 }
 
 static void *thread_uaf(void *arg) { (void)arg; return (void *)(long)uaf(); }
+
+static pthread_barrier_t together;
+static void *thread_uaf_together(void *arg)
+{
+    (void)arg;
+    char *p = make_buffer(32);
+    free_buffer(p);
+    pthread_barrier_wait(&together);
+    return (void *)(long)use_after_free(p);
+}
+
+static int two_threads(void)
+{
+    pthread_attr_t a;
+    pthread_t t[2];
+    pthread_attr_init(&a);
+    pthread_attr_setstacksize(&a, 64 * 1024);
+    pthread_barrier_init(&together, 0, 2);
+    for (int i = 0; i < 2; i++)
+        if (pthread_create(&t[i], &a, thread_uaf_together, 0) != 0) { puts("pthread_create failed"); return 2; }
+    for (int i = 0; i < 2; i++) pthread_join(t[i], 0);
+    puts("threads returned");
+    return 0;
+}
 static void *thread_double_free(void *arg) { (void)arg; return (void *)(long)double_free(); }
 
 static int with_altstack(size_t size)
@@ -77,6 +102,7 @@ int main(int argc, char **argv)
     if (!strcmp(m, "altstack64")) return with_altstack(64 * 1024);
     if (!strcmp(m, "thread64")) return in_thread(thread_uaf);
     if (!strcmp(m, "thread64-double-free")) return in_thread(thread_double_free);
+    if (!strcmp(m, "two-threads64")) return two_threads();
     fprintf(stderr, "unknown mode %s\n", m);
     return 2;
 }
