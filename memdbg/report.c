@@ -8,6 +8,7 @@
 
 #include "memdbg.h"
 #include "signals.h"
+#include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -61,6 +62,7 @@ void md_report_fork_child(void)
 void md_with_report_stack(void (*fn)(void *), void *arg)
 {
     if (report_depth > 0) { fn(arg); return; }
+    int saved_errno = errno;   /* free() keeps errno, also when it reports (halt_on_error=0) */
     /* The program's handlers must not run on memdbg's stack, in the middle
      * of a report; synchronous signals stay deliverable (blocked, the
      * kernel would kill at once), so a fault inside the report reaches
@@ -81,6 +83,7 @@ void md_with_report_stack(void (*fn)(void *), void *arg)
         fn(arg);
     unlock_reports();
     pthread_sigmask(SIG_SETMASK, &saved, 0);
+    errno = saved_errno;
 }
 
 static const char *const kind_names[] = {
