@@ -713,6 +713,12 @@ t_sig_raise_kill() {   # sent SIGSEGVs are not faults: the default action kills
     run "" "$T/t_signals" raise-handler
     clean && out_has '^sig 11 code SI_TKILL pid self$' && out_has '^sig 11 code SI_USER pid self$' && out_has '^after$'
 }
+t_sig_restart() {   # SA_RESTART decides whether read(2) goes on after a sent SIGSEGV
+    run "" "$T/t_signals" restart
+    clean && out_has '^handler$' && out_has '^read 1$' || return 1
+    run "" "$T/t_signals" no-restart
+    clean && out_has '^handler$' && out_has '^read EINTR '
+}
 t_sig_sent_heap_address() {   # si_code SI_QUEUE, si_addr a freed block: still not a heap fault
     dies_of_segv "$T/t_signals" sigqueue-heap
 }
@@ -751,6 +757,7 @@ tap "SA_RESETHAND handler runs once, then SIGSEGV kills" t_sig_resethand
 tap "sysv_signal handler runs once, then SIGSEGV kills; heap faults still reported" t_sig_sysv_signal
 tap "SA_NODEFER and sa_mask apply inside the program's handler" t_sig_masks
 tap "raise/kill SIGSEGV kill by SIGSEGV, or reach the handler with SI_TKILL/SI_USER" t_sig_raise_kill
+tap "SA_RESTART of the program's handler: read(2) restarted after a sent SIGSEGV" t_sig_restart
 tap "a sent SIGSEGV carrying a heap address is not a heap fault" t_sig_sent_heap_address
 tap "sigaction/signal/sysv_signal/bsd_signal/sigset/sigignore: the program's dispositions" t_sig_query
 tap "SIG_IGN: a fault kills by SIGSEGV, raise(SIGSEGV) is dropped" t_sig_ign

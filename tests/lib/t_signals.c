@@ -19,14 +19,19 @@
  *                   use-after-free: memdbg still reports it
  *   ign             SIG_IGN and a non-heap fault: killed by SIGSEGV
  *   ign-raise-uaf   SIG_IGN: raise(SIGSEGV) is ignored; a heap
- *                   use-after-free afterwards is still reported */
+ *                   use-after-free afterwards is still reported
+ *   restart | no-restart  a SIGSEGV sent to a thread blocked in read(2):
+ *                   with SA_RESTART the read goes on, without it EINTR */
 #define _GNU_SOURCE
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"   /* sigset, sigignore: tested on purpose */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <pthread.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 extern __sighandler_t sysv_signal(int, __sighandler_t);
@@ -89,6 +94,35 @@ static void sent(int sig, siginfo_t *si, void *uc)
                      si->si_code == SI_TKILL ? "SI_TKILL" : si->si_code == SI_USER ? "SI_USER" : "other",
                      si->si_pid == getpid() ? "self" : "other");
     write(1, b, (size_t)n);
+}
+
+static int install(void (*fn)(int, siginfo_t *, void *), int flags, int masked);
+static int pipefd[2];
+static void *reader(void *arg)
+{
+    (void)arg;
+    char c;
+    ssize_t n = read(pipefd[0], &c, 1);
+    if (n < 0) say_num(errno == EINTR ? "read EINTR " : "read error ", errno);
+    else say_num("read ", (long)n);
+    return 0;
+}
+
+static void quiet(int sig, siginfo_t *si, void *uc) { (void)sig; (void)si; (void)uc; say("handler\n"); }
+
+static int restart(int flags)
+{
+    install(quiet, flags, 0);
+    if (pipe(pipefd) != 0) return 2;
+    pthread_t t;
+    pthread_create(&t, 0, reader, 0);
+    struct timespec ts = { 0, 200 * 1000 * 1000 };
+    nanosleep(&ts, 0);           /* the reader is in read(2) by now */
+    pthread_kill(t, SIGSEGV);
+    nanosleep(&ts, 0);
+    write(pipefd[1], "x", 1);
+    pthread_join(t, 0);
+    return 0;
 }
 
 static void h1(int s) { (void)s; }
@@ -181,6 +215,8 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(m, "query")) return query();
+    if (!strcmp(m, "restart")) return restart(SA_RESTART);
+    if (!strcmp(m, "no-restart")) return restart(0);
     if (!strcmp(m, "sysv-uaf")) {
         sysv_signal(SIGSEGV, plain_count);
         char *p = make_buffer(8);
