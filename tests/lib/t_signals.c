@@ -98,17 +98,20 @@ static void sent(int sig, siginfo_t *si, void *uc)
 
 static int install(void (*fn)(int, siginfo_t *, void *), int flags, int masked);
 static int pipefd[2];
+static volatile pid_t reader_tid;
 static void *reader(void *arg)
 {
     (void)arg;
     char c;
+    reader_tid = gettid();
     ssize_t n = read(pipefd[0], &c, 1);
     if (n < 0) say_num(errno == EINTR ? "read EINTR " : "read error ", errno);
     else say_num("read ", (long)n);
     return 0;
 }
 
-static void quiet(int sig, siginfo_t *si, void *uc) { (void)sig; (void)si; (void)uc; say("handler\n"); }
+static volatile int handled;
+static void quiet(int sig, siginfo_t *si, void *uc) { (void)sig; (void)si; (void)uc; say("handler\n"); handled = 1; }
 
 static int restart(int flags)
 {
@@ -116,10 +119,18 @@ static int restart(int flags)
     if (pipe(pipefd) != 0) return 2;
     pthread_t t;
     pthread_create(&t, 0, reader, 0);
-    struct timespec ts = { 0, 200 * 1000 * 1000 };
-    nanosleep(&ts, 0);           /* the reader is in read(2) by now */
+    /* wait until the reader is blocked in read(2) (syscall 0 on x86-64) */
+    struct timespec ts = { 0, 10 * 1000 * 1000 };
+    for (int i = 0; i < 1000; i++) {
+        char path[64], buf[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)reader_tid);
+        FILE *f = reader_tid ? fopen(path, "r") : 0;
+        if (f) { fgets(buf, sizeof buf, f); fclose(f); }
+        if (buf[0] == '0' && buf[1] == ' ') break;
+        nanosleep(&ts, 0);
+    }
     pthread_kill(t, SIGSEGV);
-    nanosleep(&ts, 0);
+    while (!handled) nanosleep(&ts, 0);   /* restarted or EINTR is decided by now */
     write(pipefd[1], "x", 1);
     pthread_join(t, 0);
     return 0;
