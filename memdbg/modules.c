@@ -18,6 +18,7 @@
  * that unwinds (memo misses) and before each report. */
 #include "memdbg.h"
 #include <link.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
@@ -144,13 +145,20 @@ static void rescan(void)
     if (changed && sc.new_epoch) atomic_store_explicit(&epoch, sc.new_epoch, memory_order_release);
 }
 
+/* a scan lock held in the parent by a thread that fork did not copy */
+static void child_after_fork(void)
+{
+    atomic_flag_clear_explicit(&scan_lock, memory_order_relaxed);
+}
+
 void md_modules_refresh(void)
 {
     if (!mods) {
-        /* md_stacktrace_init, single-threaded */
+        /* from md_stacktrace_init, single-threaded */
         mods = md_reserve(MAX_MODULES * sizeof *mods, "module table");
         names = md_reserve(NAME_POOL, "module names");
         names_used = 1;
+        pthread_atfork(0, 0, child_after_fork);
     }
     /* Never wait: a thread that holds the loader's lock (a dl_iterate_phdr
      * callback calling malloc) could be waiting for us.  Another thread

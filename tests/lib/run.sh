@@ -596,7 +596,7 @@ t_offline_symbolizer() {   # memdbg-symbolize < symbolize=0 log == the live repo
     rc_is 0 && out_has '^usage: memdbg-symbolize' || return 1
     "$SYMBOLIZER" --frobnicate >"$OUT" 2>"$ERR" </dev/null; RC=$?
     rc_is 2 && has "unknown argument '--frobnicate'" || return 1
-    for p in "t_dlopen three" "t_dlopen closed" "t_inline" "t_uaf read" "t_mismatch newarray_free"; do
+    for p in "t_dlopen three" "t_dlopen closed" "t_inline" "t_uaf read" "t_mismatch newarray_free" "t_leak"; do
         run "" $T/$p
         frames_only "$ERR" > "$WORK/live"
         sed -n 's/^SUMMARY: //p' "$ERR" > "$WORK/live-summary"
