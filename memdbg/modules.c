@@ -109,7 +109,7 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
         if (m->removed || m->start != lo || m->end != hi || m->bias != info->dlpi_addr) continue;
         /* same range and bias: the same module unless the name differs
          * (the executable's "" was stored as its path) */
-        if (name[0] && name[0] == '/' && strcmp(name, names + m->name_off) != 0) continue;
+        if (name[0] == '/' && strcmp(name, names + m->name_off) != 0) continue;
         m->seen = scan_no;
         return 0;
     }
