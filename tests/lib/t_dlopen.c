@@ -5,6 +5,8 @@
  *           (and libmdsym2.so loaded, likely at the same addresses) before
  *           main reads the freed block: the stored stacks must still name
  *           libmdsym.so's functions.
+ *   leak:   a block allocated in libmdsym.so is dropped and the library
+ *           dlclose'd: the leak report at exit must name lib_alloc.
  * Before the report it prints, for each library function it used,
  * "func NAME OFFSET SIZE" (offset from the module's load bias, as in
  * (module+0xOFFSET) frames) so the test can check the offsets. */
@@ -65,6 +67,13 @@ int main(int argc, char **argv)
     void *h = open_lib("libmdsym.so");
     alloc_fn *lib_alloc = (alloc_fn *)sym(h, "lib_alloc");
     free_fn *lib_free = (free_fn *)sym(h, "lib_free");
+    if (!strcmp(mode, "leak")) {
+        char *volatile leaked = lib_alloc(48);
+        leaked = 0;
+        dlclose(h);
+        printf("unloaded %s\n", mapped("/libmdsym.so") ? "no" : "yes");
+        return leaked != 0;
+    }
     char *p = lib_alloc(32);
     memset(p, 1, 32);
     lib_free(p);
