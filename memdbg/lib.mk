@@ -67,3 +67,26 @@ lib-bench: lib $(BUILD)/tests/lib/bench
 $(BUILD)/tests/lib/bench: tests/lib/bench/bench.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall $< -o $@
+
+# ---- symbolization: the offline symbolizer and the tests that need a
+# shared library or an optimized build ----
+lib: $(BUILD)/memdbg-symbolize
+
+$(BUILD)/memdbg-symbolize: memdbg/tools/symbolize_main.c $(BUILD)/lib/obj/memdbg/symcore.o memdbg/symcore.h
+	@mkdir -p $(dir $@)
+	$(CC) $(MD_CFLAGS) -Imemdbg memdbg/tools/symbolize_main.c $(BUILD)/lib/obj/memdbg/symcore.o \
+	    -o $@ -ldw -lelf -Wl,--push-state,--no-as-needed -lstdc++ -Wl,--pop-state
+
+lib-tests: $(BUILD)/tests/lib/libmdsym.so $(BUILD)/tests/lib/libmdsym2.so
+
+$(BUILD)/tests/lib/libmdsym.so: tests/lib/libmdsym.c
+	@mkdir -p $(dir $@)
+	$(CC) $(MD_TEST_CFLAGS) -fPIC -shared $< -o $@
+
+$(BUILD)/tests/lib/libmdsym2.so: tests/lib/libmdsym.c
+	@mkdir -p $(dir $@)
+	$(CC) $(MD_TEST_CFLAGS) -DMDSYM_SECOND -fPIC -shared $< -o $@
+
+$(BUILD)/tests/lib/t_inline: tests/lib/t_inline.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -g -O2 -fno-omit-frame-pointer -Wall -Wno-use-after-free $< -o $@

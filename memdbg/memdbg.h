@@ -104,6 +104,23 @@ void md_print_stack(struct md_buf *b, const uintptr_t *frames, int n, bool first
 /* Function name of frame (for SUMMARY lines); writes "" if unknown. */
 void md_frame_location(struct md_buf *b, uintptr_t pc, bool is_return_addr) MEMDBG_HIDDEN;
 
+/* Modules ever loaded, for naming frames after dlclose (modules.c). */
+struct md_module {
+    uintptr_t start, end;      /* lowest and highest address of its PT_LOAD segments */
+    uintptr_t bias;            /* load bias: (module+0xOFF) offsets are pc - bias */
+    uint32_t added, removed;   /* loaded during epochs [added, removed); removed 0: still loaded */
+    uint32_t name_off, seen;
+    void *sym;                 /* the symbolizer's state for it (symbolize.c) */
+};
+void md_modules_refresh(void) MEMDBG_HIDDEN;   /* rescan if the loader's counts changed */
+uint32_t md_modules_epoch(void) MEMDBG_HIDDEN;
+const struct md_module *md_module_find(uintptr_t pc, uint32_t epoch) MEMDBG_HIDDEN;
+const char *md_module_path(const struct md_module *m) MEMDBG_HIDDEN;
+void md_module_set_sym(const struct md_module *m, void *sym) MEMDBG_HIDDEN;
+/* The module epoch a depot stack was stored in (the current one for
+ * frames that are not the depot's). */
+uint32_t md_depot_epoch_of(const uintptr_t *frames) MEMDBG_HIDDEN;
+
 /* ---- arena, slots, classes (arena.c) ---- */
 enum md_slot_state { SLOT_UNUSED = 0, SLOT_LIVE, SLOT_QUARANTINED, SLOT_FREE, SLOT_READY };
 enum md_kind { KIND_MALLOC = 0, KIND_NEW, KIND_NEW_ARRAY };

@@ -2,6 +2,7 @@
  * by a 32-bit id, so a block record carries two ids instead of two arrays,
  * and leak reports can group blocks by id.  Called under the heap lock. */
 #include "memdbg.h"
+#include <stddef.h>
 #include <string.h>
 
 #define DEPOT_BUCKETS (1u << 20)
@@ -11,6 +12,8 @@ struct depot_entry {
     uint32_t next;      /* next entry id in the bucket chain */
     uint32_t n;
     uint64_t hash;
+    uint32_t epoch;     /* module epoch when stored (modules.c) */
+    uint32_t unused;
     uintptr_t frames[];
 };
 
@@ -54,6 +57,7 @@ uint32_t md_depot_put(const uintptr_t *frames, int n)
     e->next = *slot;
     e->n = (uint32_t)n;
     e->hash = h;
+    e->epoch = md_modules_epoch();
     memcpy(e->frames, frames, n * sizeof *frames);
     store_used += need;
     *slot = id;
@@ -66,4 +70,13 @@ int md_depot_get(uint32_t id, const uintptr_t **frames)
     struct depot_entry *e = (struct depot_entry *)(store + (size_t)id * 8);
     *frames = e->frames;
     return (int)e->n;
+}
+
+uint32_t md_depot_epoch_of(const uintptr_t *frames)
+{
+    uintptr_t a = (uintptr_t)frames;
+    if (!store || a - (uintptr_t)store >= store_used) return md_modules_epoch();
+    const struct depot_entry *e =
+        (const struct depot_entry *)(a - offsetof(struct depot_entry, frames));
+    return e->epoch;
 }

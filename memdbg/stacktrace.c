@@ -29,6 +29,7 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 void md_stacktrace_init(void)
 {
     dl_iterate_phdr(find_self, 0);
+    md_modules_refresh();
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 }
 
@@ -41,6 +42,7 @@ int md_capture_stack(uintptr_t *frames, int max)
 {
     void *raw[MD_MAX_FRAMES + 24];
     if (max <= 0) return 0;
+    md_modules_refresh();   /* a new module's frames need its table entry */
     int want = max + 24;
     if (want > (int)(sizeof raw / sizeof *raw)) want = (int)(sizeof raw / sizeof *raw);
     int n = unw_backtrace(raw, want);
@@ -119,6 +121,7 @@ int md_unwind_recording(struct md_stack *st, int max)
     st->nslots = 0;
     st->memoizable = false;
     st->needs_bp = false;
+    md_modules_refresh();
     if (unw_getcontext(&uc) != 0 || unw_init_local(&c, &uc) != 0) return 0;
     int n = 0, skipped = 0;
     bool ok = true;

@@ -1,90 +1,70 @@
-/* Symbolization at report time with elfutils libdwfl: function, file and
- * line for each return address.  libdwfl allocates; callers run with
- * md_in_runtime set so those allocations come from the internal pool and
- * never from the debugged heap. */
+/* Stack frames at report time.  Each frame is named through the module
+ * table (modules.c) as of the epoch its stack was stored in, so frames of
+ * a module dlclose'd since, or of one replaced at the same addresses,
+ * still name the right file; with symbolize=1 the module file's debug
+ * information (one libdwfl session per file, opened at its first report
+ * and kept) gives function, file:line and inline frames (symcore.c).
+ * libdwfl allocates: callers run with md_in_runtime set so those
+ * allocations come from the internal pool, never from the debugged heap. */
 
 #include "memdbg.h"
-#include <elfutils/libdwfl.h>
+#include "symcore.h"
 #include <string.h>
-#include <unistd.h>
 
-/* libstdc++'s demangler, if the process has it (we link it for operator new). */
-extern char *__cxa_demangle(const char *, char *, size_t *, int *) __attribute__((weak));
+#define MAX_FILES 1024
 
-static Dwfl *dwfl;
-static pid_t symbolized_pid;
-static char *debuginfo_path;
-static const Dwfl_Callbacks callbacks = {
-    .find_elf = dwfl_linux_proc_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
-    .debuginfo_path = &debuginfo_path,
-};
+/* path -> libdwfl session, shared by the module entries of one file */
+static struct { const char *path; Dwfl *dwfl; } files[MAX_FILES];
+static int nfiles;
+static char no_dwfl;   /* sym of a module whose file cannot be read */
 
-static Dwfl *get_dwfl(void)
+static Dwfl *module_dwfl(const struct md_module *m)
 {
     if (!md_opt.symbolize) return 0;
-    pid_t pid = getpid();
-    if (dwfl && symbolized_pid == pid) {
-        /* modules may have been dlopen'ed since: refresh the map */
-        dwfl_report_begin_add(dwfl);
-        dwfl_linux_proc_report(dwfl, pid);
-        dwfl_report_end(dwfl, 0, 0);
-        return dwfl;
+    if (m->sym) return m->sym == &no_dwfl ? 0 : m->sym;
+    const char *path = md_module_path(m);
+    Dwfl *d = 0;
+    int i;
+    for (i = 0; i < nfiles; i++)
+        if (strcmp(files[i].path, path) == 0) { d = files[i].dwfl; break; }
+    if (i == nfiles) {
+        d = md_sym_open(path);
+        if (nfiles < MAX_FILES) {
+            files[nfiles].path = path;
+            files[nfiles].dwfl = d;
+            nfiles++;
+        }
     }
-    dwfl = dwfl_begin(&callbacks);
-    if (!dwfl) return 0;
-    symbolized_pid = pid;
-    dwfl_report_begin(dwfl);
-    if (dwfl_linux_proc_report(dwfl, pid) != 0) { dwfl_end(dwfl); dwfl = 0; return 0; }
-    dwfl_report_end(dwfl, 0, 0);
-    return dwfl;
+    md_module_set_sym(m, d ? (void *)d : &no_dwfl);
+    return d;
+}
+
+static void buf_write(void *ctx, const char *s, size_t n)
+{
+    struct md_buf *b = ctx;
+    for (size_t i = 0; i < n; i++) md_putc(b, s[i]);
 }
 
 void md_frame_location(struct md_buf *b, uintptr_t pc, bool is_return_addr)
 {
-    Dwfl *d = dwfl ? dwfl : get_dwfl();
     uintptr_t a = is_return_addr && pc ? pc - 1 : pc;
-    Dwfl_Module *m = d ? dwfl_addrmodule(d, a) : 0;
-    const char *fn = m ? dwfl_module_addrname(m, a) : 0;
-    if (fn) {
-        char *dem = 0;
-        if (__cxa_demangle && fn[0] == '_' && fn[1] == 'Z') {
-            int st;
-            dem = __cxa_demangle(fn, 0, 0, &st);
-        }
-        md_puts(b, "in ");
-        md_puts(b, dem ? dem : fn);
-    }
-    Dwfl_Line *line = m ? dwfl_module_getsrc(m, a) : 0;
-    int lineno = 0;
-    const char *file = line ? dwfl_lineinfo(line, 0, &lineno, 0, 0, 0) : 0;
-    if (file) {
-        md_putc(b, ' ');
-        md_puts(b, file);
-        md_putc(b, ':');
-        md_putu(b, (unsigned long long)lineno);
-        return;
-    }
-    const char *modname = 0;
-    Dwarf_Addr start = 0;
-    if (m) modname = dwfl_module_info(m, 0, &start, 0, 0, 0, 0, 0);
-    md_puts(b, fn ? " (" : "(");
-    md_puts(b, modname ? modname : "<unknown module>");
-    if (modname) { md_putc(b, '+'); md_putx(b, a - start); }
-    md_putc(b, ')');
+    const struct md_module *m = md_module_find(a, md_modules_epoch());
+    const struct md_sym_out o = { buf_write, b };
+    md_sym_location(&o, m ? module_dwfl(m) : 0, m ? md_module_path(m) : 0, m ? a - m->bias : 0);
 }
 
 void md_print_stack(struct md_buf *b, const uintptr_t *frames, int n, bool first_exact)
 {
     if (n == 0) { md_puts(b, "    <empty stack>\n"); return; }
-    get_dwfl();
+    md_modules_refresh();   /* modules loaded since the last capture */
+    uint32_t epoch = md_depot_epoch_of(frames);
+    const struct md_sym_out o = { buf_write, b };
+    int no = 0;
     for (int i = 0; i < n; i++) {
-        md_puts(b, "    #");
-        md_putu(b, (unsigned long long)i);
-        md_putc(b, ' ');
-        md_putx(b, frames[i]);
-        md_putc(b, ' ');
-        md_frame_location(b, frames[i], i > 0 || !first_exact);
-        md_putc(b, '\n');
+        /* a return address is past its call: look up the call itself */
+        uintptr_t a = (i > 0 || !first_exact) && frames[i] ? frames[i] - 1 : frames[i];
+        const struct md_module *m = md_module_find(a, epoch);
+        no += md_sym_frame_lines(&o, m ? module_dwfl(m) : 0, m ? md_module_path(m) : 0,
+                                 m ? a - m->bias : 0, frames[i], no);
     }
 }

@@ -503,6 +503,124 @@ t_cmd_run() {
     rc_is 9 && first_line_is heap-use-after-free
 }
 
+# ------------------------------------------------------------ symbolization
+SRC_DIR=$(cd "$(dirname "$0")" && pwd)
+SYMBOLIZER=$(cd "$BUILD" && pwd)/memdbg-symbolize
+mark_line() { grep -n "$2" "$SRC_DIR/$1" | head -n 1 | cut -d: -f1; }   # FILE MARK
+# frame_is HEADER N REGEX: frame #N of the stack after HEADER matches REGEX
+frame_is() {
+    local l
+    l=$(awk -v h="$1" 'found && /^$/ {exit} found {print} $0 ~ h {found=1}' "$ERR" | grep -E "^    #$2 ")
+    echo "$l" | grep -Eq -- "^    #$2 0x[0-9a-f]+ $3" || fail "frame #$2 after /$1/ is '$l', expected /$3/"
+}
+# offset_in_func HEADER N FUNC: frame #N after HEADER is (path+0xOFF) with
+# OFF inside FUNC as t_dlopen printed it ("func NAME 0xSTART SIZE PATH")
+offset_in_func() {
+    local l f start size path off
+    l=$(awk -v h="$1" 'found && /^$/ {exit} found {print} $0 ~ h {found=1}' "$ERR" | grep -E "^    #$2 ")
+    f=$(grep -E "^func $3 " "$OUT" | head -n 1)
+    [ -n "$f" ] || { fail "t_dlopen printed no 'func $3'"; return 1; }
+    read -r _ _ start size path <<<"$f"
+    echo "$l" | grep -Eq "^    #$2 0x[0-9a-f]+  \\($path\\+0x[0-9a-f]+\\)$" ||
+        { fail "frame #$2 after /$1/ is '$l', expected ($path+0x...)"; return 1; }
+    off=$(echo "$l" | sed -E 's/.*\+(0x[0-9a-f]+)\)$/\1/')
+    [ $((off)) -ge $((start)) ] && [ $((off)) -lt $((start + size)) ] ||
+        fail "frame #$2 after /$1/: offset $off not in $3 [$start, +$size)"
+}
+frames_only() { grep -E '^    #[0-9]+ 0x' "$1" | sed -E 's/^(    #[0-9]+) 0x[0-9a-f]+ /\1 /'; }
+t_dlopen_three_stacks() {   # malloc, free and the faulting read all in a dlopen'ed library
+    local la lf lr
+    la=$(mark_line libmdsym.c 'MARK: lib_alloc'); lf=$(mark_line libmdsym.c 'MARK: lib_free')
+    lr=$(mark_line libmdsym.c 'MARK: lib_read')
+    run "" "$T/t_dlopen" three
+    rc_is 1 && first_line_is heap-use-after-free && has 'is located 5 bytes inside of 32-byte region' &&
+    frame_is '^READ of size 1' 0 "in lib_read .*tests/lib/libmdsym.c:$lr\$" &&
+    frame_is '^READ of size 1' 1 'in main .*t_dlopen.c:' &&
+    frame_is '^freed by thread T0 here:' 0 'in free ' &&
+    frame_is '^freed by thread T0 here:' 1 "in lib_free .*tests/lib/libmdsym.c:$lf\$" &&
+    frame_is '^freed by thread T0 here:' 2 'in main .*t_dlopen.c:' &&
+    frame_is '^previously allocated by thread T0 here:' 0 'in malloc ' &&
+    frame_is '^previously allocated by thread T0 here:' 1 "in lib_alloc .*tests/lib/libmdsym.c:$la\$" &&
+    frame_is '^previously allocated by thread T0 here:' 2 'in main .*t_dlopen.c:' &&
+    has "^SUMMARY: memdbg: heap-use-after-free in lib_read .*libmdsym.c:$lr\$" || return 1
+    run "symbolize=0" "$T/t_dlopen" three
+    rc_is 1 && offset_in_func '^READ of size 1' 0 lib_read &&
+    offset_in_func '^freed by thread T0 here:' 1 lib_free &&
+    offset_in_func '^previously allocated by thread T0 here:' 1 lib_alloc
+}
+t_dlclose_still_named() {   # the library is gone (another one in its place) when the report is made
+    local la lf
+    la=$(mark_line libmdsym.c 'MARK: lib_alloc'); lf=$(mark_line libmdsym.c 'MARK: lib_free')
+    run "" "$T/t_dlopen" closed
+    rc_is 1 && out_has '^unloaded yes$' && first_line_is heap-use-after-free &&
+    frame_is '^READ of size 1' 0 'in main .*t_dlopen.c:' &&
+    frame_is '^freed by thread T0 here:' 1 "in lib_free .*tests/lib/libmdsym.c:$lf\$" &&
+    frame_is '^previously allocated by thread T0 here:' 1 "in lib_alloc .*tests/lib/libmdsym.c:$la\$" &&
+    hasnt 'second_' || return 1
+    run "symbolize=0" "$T/t_dlopen" closed
+    rc_is 1 && out_has '^unloaded yes$' && offset_in_func '^freed by thread T0 here:' 1 lib_free &&
+    offset_in_func '^previously allocated by thread T0 here:' 1 lib_alloc || return 1
+    run "" "$T/t_dlopen" leak    # the leak report at exit, after the dlclose
+    rc_is 1 && out_has '^unloaded yes$' && has '^Direct leak of 48 byte\(s\) in 1 object\(s\) allocated from:' &&
+    frame_is '^Direct leak of 48 byte' 1 "in lib_alloc .*tests/lib/libmdsym.c:$la\$" &&
+    frame_is '^Direct leak of 48 byte' 2 'in main .*t_dlopen.c:'
+}
+t_inline_frames() {   # -O2, always_inline: the inlined function and its caller, each with its line
+    local r o d m1 m2 a
+    r=$(mark_line t_inline.c 'LINE: read_at \*/'); o=$(mark_line t_inline.c 'LINE: outer calls')
+    d=$(mark_line t_inline.c 'LINE: drop \*/'); m1=$(mark_line t_inline.c 'LINE: main calls drop')
+    m2=$(mark_line t_inline.c 'LINE: main calls outer')
+    run "" "$T/t_inline"
+    rc_is 1 && first_line_is heap-use-after-free &&
+    frame_is '^READ of size 1' 0 "in read_at .*t_inline.c:$r\$" &&
+    frame_is '^READ of size 1' 1 "in outer .*t_inline.c:$o\$" &&
+    frame_is '^READ of size 1' 2 "in main .*t_inline.c:$m2\$" &&
+    frame_is '^freed by thread T0 here:' 0 'in free ' &&
+    frame_is '^freed by thread T0 here:' 1 "in drop .*t_inline.c:$d\$" &&
+    frame_is '^freed by thread T0 here:' 2 "in main .*t_inline.c:$m1\$" &&
+    has "^SUMMARY: memdbg: heap-use-after-free in read_at .*t_inline.c:$r\$" || return 1
+    # an inline frame and its caller are one pc, printed twice
+    a=$(grep -E '^    #[01] 0x' "$ERR" | head -n 2 | awk '{print $2}' | sort -u | wc -l)
+    [ "$a" = 1 ] || fail "inline frame and caller show different pcs"
+}
+t_symbolize0_modules() {   # symbolize=0: (module+0xoffset) for every frame, as ASan prints it
+    local p bad
+    for p in "t_dlopen three" "t_dlopen closed" "t_inline" "t_uaf read"; do
+        run "symbolize=0" $T/$p
+        rc_is 1 && first_line_is heap-use-after-free || return 1
+        hasnt '<unknown module>' || return 1
+        bad=$(grep -E '^    #[0-9]+ ' "$ERR" | grep -Ev '^    #[0-9]+ 0x[0-9a-f]+  \(/[^ ]+\+0x[0-9a-f]+\)$' | head -n 1)
+        [ -z "$bad" ] || { fail "$p: frame without module+offset: '$bad'"; return 1; }
+        has '^SUMMARY: memdbg: heap-use-after-free \(/[^ ]+\+0x[0-9a-f]+\)$' || return 1
+    done
+}
+t_offline_symbolizer() {   # memdbg-symbolize < symbolize=0 log == the live report's frames
+    local p
+    "$SYMBOLIZER" --help >"$OUT" 2>&1; RC=$?
+    rc_is 0 && out_has '^usage: memdbg-symbolize' || return 1
+    "$SYMBOLIZER" --frobnicate >"$OUT" 2>"$ERR" </dev/null; RC=$?
+    rc_is 2 && has "unknown argument '--frobnicate'" || return 1
+    for p in "t_dlopen three" "t_dlopen closed" "t_inline" "t_uaf read" "t_mismatch newarray_free" "t_leak"; do
+        run "" $T/$p
+        frames_only "$ERR" > "$WORK/live"
+        sed -n 's/^SUMMARY: //p' "$ERR" > "$WORK/live-summary"
+        run "symbolize=0" $T/$p
+        "$SYMBOLIZER" < "$ERR" > "$WORK/offline" 2>"$WORK/offline-err"; RC=$?
+        rc_is 0 || return 1
+        [ "$(grep -c . "$WORK/offline")" -ge "$(grep -c . "$ERR")" ] || { fail "$p: lines lost"; return 1; }
+        frames_only "$WORK/offline" > "$WORK/offline-frames"
+        [ -s "$WORK/live" ] && diff "$WORK/live" "$WORK/offline-frames" > "$WORK/diff" ||
+            { fail "$p: offline frames differ from the live report:"; sed 's/^/#     /' "$WORK/diff" | head -n 20; return 1; }
+        [ "$(sed -n 's/^SUMMARY: //p' "$WORK/offline")" = "$(cat "$WORK/live-summary")" ] ||
+            { fail "$p: SUMMARY differs: $(grep SUMMARY "$WORK/offline")"; return 1; }
+        # every other line is copied unchanged
+        grep -Ev '^    #|^SUMMARY' "$ERR" > "$WORK/rest-in"   # (no <(...): the guest has no /dev/fd)
+        grep -Ev '^    #|^SUMMARY' "$WORK/offline" > "$WORK/rest-out"
+        cmp -s "$WORK/rest-in" "$WORK/rest-out" ||
+            { fail "$p: non-frame lines changed"; return 1; }
+    done
+}
+
 # ------------------------------------------------------------------ backends
 # On a kernel without the nonlinear patch, the nonlinear backend's logic
 # (file runs moved between addresses and recycled) still runs, with each
@@ -614,6 +732,11 @@ done
 tap "memdbg --help" t_cmd_help
 tap "memdbg: bad subcommand, missing program" t_cmd_bad
 tap "memdbg run --backend --options" t_cmd_run
+tap "dlopen'ed library: names and offsets in all three stacks of a report" t_dlopen_three_stacks
+tap "dlclose'd library (another loaded in its place): its frames still named, in a leak report too" t_dlclose_still_named
+tap "inline frames at -O2: inlined function and caller, each with its line" t_inline_frames
+tap "symbolize=0: (module+0xoffset) for every frame, no <unknown module>" t_symbolize0_modules
+tap "memdbg-symbolize: symbolize=0 log gives the live report's frames" t_offline_symbolizer
 if [ "$ACTUAL" != nonlinear ]; then
     tap "nonlinear logic (emulated): recycled file pages, calloc zeroing" t_nlemu_recycle
     tap "nonlinear logic (emulated): reports" t_nlemu_reports
