@@ -62,8 +62,12 @@ $(BUILD)/tests/lib/example_%: examples/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(MD_TEST_CFLAGS) $< -o $@ -lpthread
 
-lib-bench: lib $(BUILD)/tests/lib/bench
+lib-bench: lib $(BUILD)/tests/lib/bench $(BUILD)/tests/lib/bench_fork
 
 $(BUILD)/tests/lib/bench: tests/lib/bench/bench.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall $< -o $@
+
+$(BUILD)/tests/lib/bench_fork: tests/lib/bench/bench_fork.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall $< -o $@
