@@ -400,13 +400,15 @@ t_recycle_pages() {   # freed small pages kept for the slot's next block
     clean && out_has '^ok$' || return 1
     run "recycle_pages=1:quarantine_size_mb=128" "$T/t_uaf" write   # 10k frees < 128 MiB window
     rc_is 1 && first_line_is heap-use-after-free || return 1
-    local o fkb
+    local o fkb kb
     for o in "recycle_pages=1:quarantine_size_mb=32" "recycle_pages=1"; do   # the latter: 4 GiB, not kept
         run "$o" "$T/t_rss"
         clean || return 1
         fkb=$(sed -n 's/^heap_file_kb=\([0-9-]*\)/\1/p' "$OUT")
-        echo "#   $o: heap file ${fkb:-?} KiB after 400 MB of freed blocks"
+        kb=$(sed -n 's/^rss_kb=\([0-9]*\)/\1/p' "$OUT")
+        echo "#   $o: heap file ${fkb:-?} KiB, RSS ${kb:-?} KiB after 400 MB of freed blocks"
         [ -n "$fkb" ] && [ "$fkb" -ge 0 ] && [ "$fkb" -lt 131072 ] || fail "$o: heap file holds ${fkb} KiB"  || return 1
+        [ -n "$kb" ] && [ "$kb" -lt 131072 ] || fail "$o: RSS ${kb} KiB" || return 1
     done
 }
 t_realloc_chain() { run "" "$T/t_realloc_chain"; clean && out_has ok; }
@@ -417,12 +419,14 @@ t_sizes() { run "" "$T/t_sizes"; clean && out_has ok; }
 t_calloc_recycled() { run "quarantine_size_mb=0" "$T/t_sizes"; clean && out_has ok; }
 t_cxx() { run "" "$T/t_cxx"; clean && out_has ok; }
 t_early() { run "" "$T/t_early"; clean && out_has ok; }
-t_no_background_thread() {   # everything synchronous: same results
-    run "background_thread=0" "$T/t_stress" 20000
+t_background_thread() {   # the opt-in helper thread: same results
+    run "background_thread=1" "$T/t_stress" 20000
     clean && out_has '^ok$' || return 1
-    run "background_thread=0:quarantine_size_mb=0" "$T/t_sizes"
+    run "background_thread=1:quarantine_size_mb=0" "$T/t_sizes"
     clean && out_has ok || return 1
-    run "background_thread=0" "$T/t_uaf" read
+    run "background_thread=1" "$T/t_fork"
+    clean && out_has ok || return 1
+    run "background_thread=1" "$T/t_uaf" read
     rc_is 1 && first_line_is heap-use-after-free
 }
 t_quarantine_zero_stress() {  # addresses reused at once: pending drops must finish first
@@ -671,7 +675,7 @@ tap "size overflow cases, malloc(0), calloc zeroing" t_sizes
 tap "calloc zeroing after recycling (quarantine 0)" t_calloc_recycled
 tap "C++ new/delete in all forms" t_cxx
 tap "allocation in constructors before main" t_early
-tap "background_thread=0" t_no_background_thread
+tap "background_thread=1 (opt-in helper thread)" t_background_thread
 tap "quarantine 0: immediate reuse with the background thread" t_quarantine_zero_stress
 tap "closefrom(3), 1,000 files: the program's file unchanged byte for byte" t_fd_files
 tap "program dup2's its file over fds 3..1023: unchanged byte for byte" t_fd_dup2
