@@ -221,10 +221,11 @@ static int nonlinear_move_pages(struct md_slot *from, uint32_t from_page, struct
 
 /* fork: the heap is MAP_SHARED, so the child needs its own copy of the
  * file.  Only the file pages of live blocks are copied (free runs and
- * quarantined blocks hold nothing the child can read), and they are read
- * through the arena mapping, not through the parent's descriptor: one
- * pwritev per run of consecutive live file pages (up to IOV_MAX pages),
- * found with a bitmap of live file pages in file order. */
+ * quarantined blocks hold nothing the child can read): one copy_file_range
+ * per run of consecutive live file pages, found with a bitmap of live file
+ * pages in file order, from the heap's memfd when fstat shows it is still
+ * ours; else (the program closed it or took its number) read through the
+ * arena mapping, one pwritev per run (up to IOV_MAX pages). */
 static uint64_t *live_bits;   /* file page -> live (only set during a copy) */
 static uint32_t *file_at;     /* file page -> arena page showing it (where live) */
 static struct iovec iov[1024];
@@ -251,8 +252,23 @@ static uint32_t next_bit(uint32_t pos, uint32_t end, bool set)
     return end;
 }
 
-static int write_run(int fd, uint32_t fp, uint32_t n)
+/* Copies file pages [fp, fp+n) into the child's file: from the heap's
+ * memfd when fstat shows it is still ours (copy_file_range, the kernel
+ * moves whole runs), else read through the arena mapping (pwritev). */
+static int write_run(int fd, uint32_t fp, uint32_t n, bool from_fd)
 {
+    if (from_fd) {
+        loff_t in = (loff_t)fp << MD_PAGE_SHIFT, out = in, end = in + ((loff_t)n << MD_PAGE_SHIFT);
+        while (in < end) {
+            ssize_t c = copy_file_range(md_heap.fd, &in, fd, &out, (size_t)(end - in), 0);
+            if (c > 0) continue;
+            if (c < 0 && errno == EINTR) continue;
+            break;   /* finish through the mapping */
+        }
+        uint32_t done = (uint32_t)((in >> MD_PAGE_SHIFT) - fp);
+        fp += done;
+        n -= done;
+    }
     while (n) {
         uint32_t cnt = 0, done = 0;
         while (done < n && cnt < sizeof iov / sizeof *iov) {
@@ -299,9 +315,10 @@ static int nonlinear_fork_prepare(void)
     }
     int rc = 0;
     uint32_t pos = 0, lo;
+    bool from_fd = md_heap_fd_ok();
     while (rc == 0 && (lo = next_bit(pos, extent, true)) < extent) {
         uint32_t hi = next_bit(lo, extent, false);
-        rc = write_run(fd, lo, hi - lo);
+        rc = write_run(fd, lo, hi - lo, from_fd);
         pos = hi;
     }
     memset(live_bits, 0, ((size_t)extent / 64 + 1) * 8);
