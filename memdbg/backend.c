@@ -43,37 +43,6 @@ int md_count_vmas(uintptr_t start, uintptr_t end)
     return count;
 }
 
-/* Copies the data extents of the heap file (holes stay holes). */
-int md_copy_heap_file(int from, int to, size_t size)
-{
-    off_t pos = 0;
-    while ((size_t)pos < size) {
-        off_t data = lseek(from, pos, SEEK_DATA);
-        if (data < 0) break;                  /* ENXIO: no more data */
-        off_t hole = lseek(from, data, SEEK_HOLE);
-        if (hole < 0) hole = (off_t)size;
-        off_t in = data, out = data;
-        while (in < hole) {
-            ssize_t n = copy_file_range(from, &in, to, &out, (size_t)(hole - in), 0);
-            if (n > 0) continue;
-            if (n < 0 && errno == EINTR) continue;
-            /* fall back to pread/pwrite through a scratch mapping */
-            char *tmp = mmap(0, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-            if (tmp == MAP_FAILED) return -1;
-            while (in < hole) {
-                size_t want = (size_t)(hole - in) < (1u << 20) ? (size_t)(hole - in) : (1u << 20);
-                ssize_t got = pread(from, tmp, want, in);
-                if (got <= 0) { munmap(tmp, 1 << 20); return -1; }
-                if (pwrite(to, tmp, (size_t)got, in) != got) { munmap(tmp, 1 << 20); return -1; }
-                in += got;
-            }
-            munmap(tmp, 1 << 20);
-        }
-        pos = hole;
-    }
-    return 0;
-}
-
 static void append(char *dst, size_t cap, const char *a, const char *b)
 {
     size_t n = md_strlen(dst);

@@ -1,8 +1,12 @@
-/* guard backend: stock Linux >= 6.13 (shmem support in 6.15).  The memfd is
- * mapped linearly (arena offset == file offset) as ONE VMA; guard pages are
- * MADV_GUARD_INSTALL markers in the page tables, which do not split VMAs.
- * Freed memory goes back to the kernel with FALLOC_FL_PUNCH_HOLE; pages are
- * not moved between addresses (that needs the nonlinear kernel). */
+/* guard backend: stock Linux >= 6.13.  The arena is ONE private anonymous
+ * VMA; guard pages are MADV_GUARD_INSTALL markers in the page tables, which
+ * do not split VMAs.  No descriptor: nothing the program can close or
+ * reuse is ever acted on.  Installing a guard zaps the pages under it, and
+ * for anonymous memory that frees them, so free needs no second call to
+ * give memory back.  fork: the kernel copies the arena on write and copies
+ * the markers with the page tables (checked on 6.18), so the child has its
+ * own heap at no cost beyond the page-table copy.  Pages are not moved
+ * between addresses (that needs the nonlinear kernel). */
 
 #include "memdbg.h"
 #include <errno.h>
@@ -26,25 +30,36 @@ static int madv(uintptr_t addr, size_t len, int advice)
     }
 }
 
+/* write(2) from the page to a pipe tells whether it is inaccessible
+ * without taking a fault. */
+static bool guard_holds(const char *page)
+{
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) != 0) return false;
+    bool guarded = write(pfd[1], page, 1) < 0 && errno == EFAULT;
+    close(pfd[0]);
+    close(pfd[1]);
+    return guarded;
+}
+
 static int guard_probe(char *why, size_t whylen)
 {
-    const char *msg = "MADV_GUARD_INSTALL works on a memfd MAP_SHARED mapping";
+    const char *msg = "MADV_GUARD_INSTALL works on a private anonymous mapping";
     int rc = -1;
-    int fd = md_memfd("memdbg-probe");
-    if (fd < 0 || ftruncate(fd, 2 * MD_PAGE) != 0) { msg = "memfd_create failed"; goto out; }
-    char *p = mmap(0, 2 * MD_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) { msg = "mmap of memfd failed"; goto out; }
+    char *p = mmap(0, 2 * MD_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) { msg = "mmap failed"; goto out; }
     p[0] = 1;
     if (madv((uintptr_t)p + MD_PAGE, MD_PAGE, MADV_GUARD_INSTALL) != 0)
-        msg = errno == EINVAL ? "MADV_GUARD_INSTALL rejected (EINVAL: kernel older than 6.15)"
+        msg = errno == EINVAL ? "MADV_GUARD_INSTALL rejected (EINVAL: kernel older than 6.13)"
                               : "MADV_GUARD_INSTALL failed";
+    else if (madv((uintptr_t)p + MD_PAGE, MD_PAGE, MADV_DONTNEED) != 0 || !guard_holds(p + MD_PAGE))
+        msg = "a guard does not survive MADV_DONTNEED";
     else if (madv((uintptr_t)p + MD_PAGE, MD_PAGE, MADV_GUARD_REMOVE) != 0)
         msg = "MADV_GUARD_REMOVE failed";
     else
         rc = 0;
     munmap(p, 2 * MD_PAGE);
 out:
-    if (fd >= 0) close(fd);
     strncpy(why, msg, whylen - 1);
     why[whylen - 1] = 0;
     return rc;
@@ -53,7 +68,7 @@ out:
 static int guard_map_arena(void)
 {
     void *p = mmap((void *)md_heap.base, md_heap.size, PROT_READ | PROT_WRITE,
-                   MAP_SHARED | MAP_FIXED | MAP_NORESERVE, md_heap.fd, 0);
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
     return p == MAP_FAILED ? -1 : 0;
 }
 
@@ -74,37 +89,6 @@ static int guard_release(struct md_slot *s, uint32_t page, uint32_t n)
     return madv(md_page_addr(page), (size_t)n << MD_PAGE_SHIFT, MADV_GUARD_INSTALL);
 }
 
-/* The addresses are guards already; give the memory back.  MADV_REMOVE
- * punches the hole through the mapping, so it cannot hit another file if
- * the program closed our descriptor and reused its number; guard markers
- * survive it. */
-static int guard_drop(uint32_t page, uint32_t n)
-{
-    return madv(md_page_addr(page), (size_t)n << MD_PAGE_SHIFT, MADV_REMOVE);
-}
-
-/* The heap is MAP_SHARED: without this a forked child would write into its
- * parent's heap.  Give the child a private copy of the file and rebuild the
- * guards (mapping a new file drops all markers). */
-static size_t guard_file_extent(void)
-{
-    return (size_t)md_heap.bump_page << MD_PAGE_SHIFT;
-}
-
-static int guard_after_fork(int fd)
-{
-    close(md_heap.fd);
-    md_heap.fd = fd;
-    if (guard_map_arena() != 0) return -1;
-    if (md_heap.guarded_frontier && guard_range(0, md_heap.guarded_frontier) != 0) return -1;
-    for (uint32_t id = 1; id <= md_heap.nslots; id++) {
-        struct md_slot *s = &md_heap.slots[id];
-        if (s->state == SLOT_LIVE && s->data_pages)
-            if (guard_commit(s, md_slot_data_page(s), s->data_pages) != 0) return -1;
-    }
-    return 0;
-}
-
 const struct md_backend md_backend_guard MEMDBG_HIDDEN = {
     .name = "guard",
     .probe = guard_probe,
@@ -112,8 +96,7 @@ const struct md_backend md_backend_guard MEMDBG_HIDDEN = {
     .guard_range = guard_range,
     .commit = guard_commit,
     .release = guard_release,
-    .drop = guard_drop,
+    /* .drop: none, MADV_GUARD_INSTALL already freed the pages */
     .commit_without_lock = true,
-    .file_extent = guard_file_extent,
-    .after_fork = guard_after_fork,
+    /* .fork_prepare: none, a private arena is copied on write by fork */
 };

@@ -1,11 +1,14 @@
-/* mprotect backend: any kernel.  The memfd is mapped PROT_NONE and each live
- * block's data pages are mprotect'ed read/write, which splits the VMA: about
- * two VMAs per live block.  Before vm.max_map_count is reached it warns once
+/* mprotect backend: any kernel.  The arena is a private anonymous mapping,
+ * PROT_NONE, and each live block's data pages are mprotect'ed read/write,
+ * which splits the VMA: about two VMAs per live block.  Freed memory goes
+ * back with MADV_DONTNEED on the (PROT_NONE) pages; no descriptor is used,
+ * and fork copies the arena on write.  Before vm.max_map_count is reached it warns once
  * and gives new blocks no guard page (they merge into shared VMAs; the
  * padding check at free still finds overflows) instead of failing. */
 
 #include "memdbg.h"
 #include <fcntl.h>
+#include <errno.h>
 #include <unistd.h>
 #include <sys/mman.h>
 
@@ -32,9 +35,16 @@ static long read_max_map_count(void)
 
 static int mprotect_map_arena(void)
 {
-    void *p = mmap((void *)md_heap.base, md_heap.size, PROT_NONE,
-                   MAP_SHARED | MAP_FIXED | MAP_NORESERVE, md_heap.fd, 0);
+    /* The VMA gets its anon_vma before the first split, so that every
+     * piece mprotect cuts out shares it and merges back when its block is
+     * freed: pieces that got their own at their first fault never merge
+     * again (measured: one VMA more per malloc/free pair, ENOMEM at
+     * vm.max_map_count).  Touch a page while the arena is writable. */
+    void *p = mmap((void *)md_heap.base, md_heap.size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) return -1;
+    *(volatile char *)p = 0;
+    if (madvise(p, MD_PAGE, MADV_DONTNEED) != 0 || mprotect(p, md_heap.size, PROT_NONE) != 0) return -1;
     md_heap.max_map_count = read_max_map_count();
     md_heap.vma_estimate = md_count_vmas(0, 0) + 16;
     return 0;
@@ -96,33 +106,7 @@ static int mprotect_release(struct md_slot *s, uint32_t page, uint32_t n)
 
 static int mprotect_drop(uint32_t page, uint32_t n)
 {
-    return fallocate(md_heap.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-                     (off_t)page << MD_PAGE_SHIFT, (off_t)n << MD_PAGE_SHIFT);
-}
-
-static size_t mprotect_file_extent(void)
-{
-    return (size_t)md_heap.bump_page << MD_PAGE_SHIFT;
-}
-
-static int mprotect_after_fork(int fd)
-{
-    close(md_heap.fd);
-    md_heap.fd = fd;
-    void *p = mmap((void *)md_heap.base, md_heap.size, PROT_NONE,
-                   MAP_SHARED | MAP_FIXED | MAP_NORESERVE, md_heap.fd, 0);
-    if (p == MAP_FAILED) return -1;
-    for (uint32_t id = 1; id <= md_heap.nslots; id++) {
-        struct md_slot *s = &md_heap.slots[id];
-        if (s->flags & SLOT_F_UNGUARDED) {
-            if (mprotect((void *)md_page_addr(s->first_page), (size_t)s->pages << MD_PAGE_SHIFT,
-                         PROT_READ | PROT_WRITE) != 0) return -1;
-        } else if (s->state == SLOT_LIVE && s->data_pages) {
-            if (mprotect((void *)md_page_addr(md_slot_data_page(s)), (size_t)s->data_pages << MD_PAGE_SHIFT,
-                         PROT_READ | PROT_WRITE) != 0) return -1;
-        }
-    }
-    return 0;
+    return madvise((void *)md_page_addr(page), (size_t)n << MD_PAGE_SHIFT, MADV_DONTNEED);
 }
 
 const struct md_backend md_backend_mprotect MEMDBG_HIDDEN = {
@@ -139,6 +123,5 @@ const struct md_backend md_backend_mprotect MEMDBG_HIDDEN = {
      * in the TCG guest a pair took 1.5-4.5 ms with it and 0.15-0.26 ms
      * without; natively it saved no wall-clock time either (tests/lib/bench.sh). */
     .no_helper = true,
-    .file_extent = mprotect_file_extent,
-    .after_fork = mprotect_after_fork,
+    /* .fork_prepare: none, a private arena is copied on write by fork */
 };

@@ -3,7 +3,13 @@
  * with remap_file_pages(..., MAP_CHGPROT).  Physical file pages are kept in
  * per-class runs: a freed block's run is moved to the next block of its
  * class at once, while the freed *addresses* stay guards in the quarantine.
- * So memory is bounded by the live data, not by the quarantine. */
+ * So memory is bounded by the live data, not by the quarantine.
+ *
+ * The memfd is the one descriptor memdbg keeps after setup; it is used
+ * only by fork (the child maps its copy) and by the emulation test aid,
+ * each time after checking it is still the heap's (md_heap_fd_ok): a
+ * program that closed it and reuses the number keeps its file untouched.
+ * Memory is never given back through it (runs are recycled instead). */
 
 #include "memdbg.h"
 #include "nonlinear_abi.h"
@@ -12,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 
 static uint32_t *page_file;   /* arena page -> file page shown there (MIXED slots, moves) */
@@ -25,6 +32,7 @@ static int rfp(uintptr_t addr, size_t len, int prot, size_t pgoff)
     if (md_opt.nonlinear_emulation) {
         /* Test aid for stock kernels: same page semantics through
          * mmap(MAP_FIXED), at the price of one VMA per call. */
+        if (!md_heap_fd_ok()) { errno = EBADF; return -1; }
         void *r = mmap((void *)addr, len, prot, MAP_SHARED | MAP_FIXED | MAP_NORESERVE, md_heap.fd,
                        (off_t)pgoff << MD_PAGE_SHIFT);
         return r == MAP_FAILED ? -1 : 0;
@@ -211,15 +219,119 @@ static int nonlinear_move_pages(struct md_slot *from, uint32_t from_page, struct
     return 0;
 }
 
-static size_t nonlinear_file_extent(void)
+/* fork: the heap is MAP_SHARED, so the child needs its own copy of the
+ * file.  Only the file pages of live blocks are copied (free runs and
+ * quarantined blocks hold nothing the child can read): one copy_file_range
+ * per run of consecutive live file pages, found with a bitmap of live file
+ * pages in file order, from the heap's memfd when fstat shows it is still
+ * ours; else (the program closed it or took its number) read through the
+ * arena mapping, one pwritev per run (up to IOV_MAX pages). */
+static uint64_t *live_bits;   /* file page -> live (only set during a copy) */
+static uint32_t *file_at;     /* file page -> arena page showing it (where live) */
+static struct iovec iov[1024];
+
+static void mark_live(uint32_t fp, uint32_t page)
 {
-    return (size_t)md_fp_extent() << MD_PAGE_SHIFT;
+    live_bits[fp / 64] |= 1ull << (fp % 64);
+    file_at[fp] = page;
+}
+
+/* First page from pos on (below end) whose bit is `set`, or end. */
+static uint32_t next_bit(uint32_t pos, uint32_t end, bool set)
+{
+    while (pos < end) {
+        uint64_t w = live_bits[pos / 64];
+        if (!set) w = ~w;
+        w &= ~0ull << (pos % 64);
+        if (w) {
+            uint32_t r = (pos & ~63u) + (uint32_t)__builtin_ctzll(w);
+            return r < end ? r : end;
+        }
+        pos = (pos & ~63u) + 64;
+    }
+    return end;
+}
+
+/* Copies file pages [fp, fp+n) into the child's file: from the heap's
+ * memfd when fstat shows it is still ours (copy_file_range, the kernel
+ * moves whole runs), else read through the arena mapping (pwritev). */
+static int write_run(int fd, uint32_t fp, uint32_t n, bool from_fd)
+{
+    if (from_fd) {
+        loff_t in = (loff_t)fp << MD_PAGE_SHIFT, out = in, end = in + ((loff_t)n << MD_PAGE_SHIFT);
+        while (in < end) {
+            ssize_t c = copy_file_range(md_heap.fd, &in, fd, &out, (size_t)(end - in), 0);
+            if (c > 0) continue;
+            if (c < 0 && errno == EINTR) continue;
+            break;   /* finish through the mapping */
+        }
+        uint32_t done = (uint32_t)((in >> MD_PAGE_SHIFT) - fp);
+        fp += done;
+        n -= done;
+    }
+    while (n) {
+        uint32_t cnt = 0, done = 0;
+        while (done < n && cnt < sizeof iov / sizeof *iov) {
+            uintptr_t a = md_page_addr(file_at[fp + done]);
+            if (cnt && (uintptr_t)iov[cnt - 1].iov_base + iov[cnt - 1].iov_len == a) {
+                iov[cnt - 1].iov_len += MD_PAGE;
+            } else {
+                iov[cnt].iov_base = (void *)a;
+                iov[cnt].iov_len = MD_PAGE;
+                cnt++;
+            }
+            done++;
+        }
+        size_t want = (size_t)done << MD_PAGE_SHIFT;
+        ssize_t w = pwritev(fd, iov, (int)cnt, (off_t)fp << MD_PAGE_SHIFT);
+        if (w < 0 && errno == EINTR) continue;
+        if (w != (ssize_t)want) {   /* short write: finish page by page */
+            if (w < 0) return -1;
+            for (uint32_t i = (uint32_t)(w >> MD_PAGE_SHIFT); i < done; i++)
+                if (pwrite(fd, (void *)md_page_addr(file_at[fp + i]), MD_PAGE,
+                           (off_t)(fp + i) << MD_PAGE_SHIFT) != (ssize_t)MD_PAGE) return -1;
+        }
+        fp += done;
+        n -= done;
+    }
+    return 0;
+}
+
+static int nonlinear_fork_prepare(void)
+{
+    uint32_t extent = md_fp_extent();
+    if (!live_bits) {
+        live_bits = md_reserve(((size_t)md_heap.total_pages / 64 + 1) * 8, "fork bitmap");
+        file_at = md_reserve((size_t)md_heap.total_pages * sizeof(uint32_t), "fork bitmap");
+    }
+    int fd = md_memfd("memdbg-heap");
+    if (fd < 0) return -1;
+    if (ftruncate(fd, (off_t)md_heap.size) != 0) { close(fd); return -1; }
+    for (uint32_t id = 1; id <= md_heap.nslots; id++) {
+        struct md_slot *s = &md_heap.slots[id];
+        if (s->state != SLOT_LIVE || !s->data_pages) continue;
+        uint32_t d = md_slot_data_page(s);
+        for (uint32_t i = 0; i < s->data_pages; i++) mark_live(file_of(s, d + i), d + i);
+    }
+    int rc = 0;
+    uint32_t pos = 0, lo;
+    bool from_fd = md_heap_fd_ok();
+    while (rc == 0 && (lo = next_bit(pos, extent, true)) < extent) {
+        uint32_t hi = next_bit(lo, extent, false);
+        rc = write_run(fd, lo, hi - lo, from_fd);
+        pos = hi;
+    }
+    memset(live_bits, 0, ((size_t)extent / 64 + 1) * 8);
+    if (rc != 0) { close(fd); return -1; }
+    return fd;
 }
 
 static int nonlinear_after_fork(int fd)
 {
-    close(md_heap.fd);
+    if (md_heap_fd_ok()) close(md_heap.fd);   /* else the number is the program's now */
     md_heap.fd = fd;
+    md_fd_identity(fd, &md_heap.fd_dev, &md_heap.fd_ino);
+    md_fp_fork_child();
     void *p = mmap((void *)md_heap.base, md_heap.size, PROT_READ | PROT_WRITE,
                    MAP_SHARED | MAP_FIXED | MAP_NORESERVE, md_heap.fd, 0);
     if (p == MAP_FAILED) return -1;
@@ -243,7 +355,8 @@ const struct md_backend md_backend_nonlinear MEMDBG_HIDDEN = {
     .guard_range = nonlinear_guard_range,
     .commit = nonlinear_commit,
     .release = nonlinear_release,
-    .file_extent = nonlinear_file_extent,
+    .needs_file = true,
+    .fork_prepare = nonlinear_fork_prepare,
     .after_fork = nonlinear_after_fork,
     .move_pages = nonlinear_move_pages,
     /* Nothing slow is left to hand over: no memory is returned (runs are

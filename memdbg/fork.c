@@ -1,10 +1,14 @@
-/* fork(): the heap is a MAP_SHARED memfd, so a child would otherwise share
- * its parent's heap.  The private copy for the child is made in the parent
- * (prepare handler, heap locked), *before* fork: copying in the child would
- * race with the parent, which keeps running and writing its heap.  The child
- * handler then maps the copy over the arena.  In a multi-threaded parent,
- * writes other threads make between the copy and fork may be missing from
- * the child's heap (single-threaded programs get an exact snapshot). */
+/* fork().  With the guard and mprotect backends the arena is a private
+ * anonymous mapping: the kernel gives the child a copy-on-write copy (guard
+ * markers and protections included), and there is nothing to do but reset
+ * the locks.  The nonlinear backend's heap is a MAP_SHARED memfd, so a
+ * child would share its parent's heap: its private copy is made in the
+ * parent (prepare handler, heap locked) *before* fork, since copying in the
+ * child would race with the parent, which keeps running and writing its
+ * heap; the child handler maps the copy over the arena.  That copy holds
+ * the live blocks' pages only (backend_nonlinear.c).  In a multi-threaded
+ * parent, writes other threads make to their blocks while the copy is
+ * taken may be missing from the child's heap. */
 #include "memdbg.h"
 #include <pthread.h>
 #include <string.h>
@@ -13,23 +17,21 @@
 MEMDBG_HIDDEN void md_report_fd_reset(void);
 
 static int copy_fd = -1;
+static uint64_t copy_dev, copy_ino;
 
 static void prepare(void)
 {
     md_in_runtime++;
     pthread_mutex_lock(&md_heap.lock);
-    if (!md_heap.initialized) return;
-    copy_fd = md_memfd("memdbg-heap");
-    if (copy_fd >= 0 && (ftruncate(copy_fd, (off_t)md_heap.size) != 0 ||
-                         md_copy_heap_file(md_heap.fd, copy_fd, md_heap.backend->file_extent()) != 0)) {
-        close(copy_fd);
-        copy_fd = -1;
-    }
+    if (!md_heap.initialized || !md_heap.backend->fork_prepare) return;
+    copy_fd = md_heap.backend->fork_prepare();
+    md_fd_identity(copy_fd, &copy_dev, &copy_ino);
 }
 
 static void parent(void)
 {
-    if (copy_fd >= 0) close(copy_fd);
+    /* Another thread may have closed it and reused the number meanwhile. */
+    if (md_fd_is(copy_fd, copy_dev, copy_ino)) close(copy_fd);
     copy_fd = -1;
     pthread_mutex_unlock(&md_heap.lock);
     md_in_runtime--;
@@ -41,7 +43,8 @@ static void child(void)
     memcpy(&md_heap.lock, &fresh, sizeof fresh);
     md_report_fd_reset();
     if (md_heap.initialized) {
-        if (copy_fd < 0 || md_heap.backend->after_fork(copy_fd) != 0)
+        if (md_heap.backend->fork_prepare &&
+            (copy_fd < 0 || md_heap.backend->after_fork(copy_fd) != 0))
             md_die_msg("memdbg: fork: cannot give the child its own copy of the heap (",
                        md_heap.backend->name, " backend); exiting the child");
         copy_fd = -1;

@@ -23,8 +23,8 @@ MEMDBG_HIDDEN void md_print_startup(void);
 
 static void do_init(void)
 {
+    md_options_init();   /* first: reservation sizes follow arena_size */
     md_internal_init();
-    md_options_init();
     md_save_stderr();
     md_depot_init();
     md_stacktrace_init();

@@ -13,7 +13,10 @@
 #include <sys/mman.h>
 #include <stdatomic.h>
 
-#define INTERNAL_POOL_SIZE ((size_t)4 << 30)
+/* Address space only (lazily backed), but it counts against `ulimit -v`:
+ * sized from arena_size, a sixteenth of it between 256 MiB and 4 GiB. */
+static size_t pool_size;
+#define INTERNAL_POOL_SIZE pool_size
 
 static char *pool_base;
 static size_t pool_used;
@@ -47,9 +50,18 @@ void *md_reserve(size_t bytes, const char *what)
     return p + MD_PAGE;
 }
 
+static void pool_init(void)
+{
+    size_t want = md_opt.arena_size / 16;
+    if (want < ((size_t)256 << 20)) want = (size_t)256 << 20;
+    if (want > ((size_t)4 << 30)) want = (size_t)4 << 30;
+    pool_size = want;
+    pool_base = md_reserve(want, "internal pool");
+}
+
 void md_internal_init(void)
 {
-    if (!pool_base) pool_base = md_reserve(INTERNAL_POOL_SIZE, "internal pool");
+    if (!pool_base) pool_init();
 }
 
 struct ihdr { size_t size; size_t pad; };
@@ -57,9 +69,9 @@ struct ihdr { size_t size; size_t pad; };
 void *md_internal_alloc(size_t size, size_t align)
 {
     if (align < 16) align = 16;
-    if (size > INTERNAL_POOL_SIZE) return 0;
     while (atomic_flag_test_and_set_explicit(&pool_lock, memory_order_acquire)) { }
-    if (!pool_base) pool_base = md_reserve(INTERNAL_POOL_SIZE, "internal pool");
+    if (!pool_base) pool_init();
+    if (size > INTERNAL_POOL_SIZE) size = INTERNAL_POOL_SIZE + 1;   /* fails below */
     size_t start = (pool_used + sizeof(struct ihdr) + align - 1) & ~(align - 1);
     void *r = 0;
     if (start + size <= INTERNAL_POOL_SIZE) {

@@ -62,7 +62,7 @@ $(BUILD)/tests/lib/example_%: examples/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(MD_TEST_CFLAGS) $< -o $@ -lpthread
 
-lib-bench: lib $(BUILD)/tests/lib/bench
+lib-bench: lib $(BUILD)/tests/lib/bench $(BUILD)/tests/lib/bench_fork
 
 $(BUILD)/tests/lib/bench: tests/lib/bench/bench.c
 	@mkdir -p $(dir $@)
@@ -90,3 +90,7 @@ $(BUILD)/tests/lib/libmdsym2.so: tests/lib/libmdsym.c
 $(BUILD)/tests/lib/t_inline: tests/lib/t_inline.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -g -O2 -fno-omit-frame-pointer -Wall -Wno-use-after-free $< -o $@
+
+$(BUILD)/tests/lib/bench_fork: tests/lib/bench/bench_fork.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall $< -o $@

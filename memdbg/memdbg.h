@@ -38,8 +38,8 @@ struct md_options {
     int malloc_context_size;     /* backtrace depth */
     int verbosity;
     int print_stats;
-    int background_thread;
-    int nonlinear_emulation;     /* test aid: nonlinear backend through mmap */       /* return memory and pre-commit slots off the hot path */
+    int background_thread;       /* pre-commit small slots off the hot path (opt-in) */
+    int nonlinear_emulation;     /* test aid: nonlinear backend through mmap */
     size_t arena_size;           /* virtual size of the heap mapping */
     int allow_malloc_0;          /* 0: malloc(0) returns NULL */
     int symbolize;
@@ -155,7 +155,8 @@ struct md_backend;
 struct md_heap {
     pthread_mutex_t lock;
     int initialized;
-    int fd;                    /* memfd of the heap */
+    int fd;                    /* nonlinear: memfd of the heap (-1: private anonymous arena) */
+    uint64_t fd_dev, fd_ino;   /* what fd must still be before it is used (md_fd_is) */
     uintptr_t base;            /* arena start */
     size_t size;               /* arena bytes */
     uint32_t total_pages;
@@ -164,8 +165,8 @@ struct md_heap {
     uint32_t *page_slot;       /* arena page -> slot id (0 = none) */
     struct md_slot *slots;     /* slot id -> record; id 0 unused */
     uint32_t nslots, max_slots;
-    uint32_t *class_free;      /* class -> first free slot id (guarded) */
-    uint32_t *class_free_unguarded;
+    uint32_t *class_free;      /* class -> first slot kept with its pages (recycle_pages) */
+    uint32_t *class_free_unguarded;   /* class -> first free unguarded slot (mprotect) */
     uint32_t q_head, q_tail;   /* quarantine FIFO */
     size_t q_bytes;
     const struct md_backend *backend;
@@ -193,10 +194,15 @@ void md_arena_init(void) MEMDBG_HIDDEN;
 static inline bool md_in_arena(uintptr_t a) {
     return a - md_heap.base < md_heap.size;
 }
+/* page_slot[] entries of address space back in the free pool may still
+ * name a slot record that was reused elsewhere since: check the range. */
 static inline struct md_slot *md_slot_of_addr(uintptr_t a) {
     if (!md_in_arena(a)) return 0;
-    uint32_t id = md_heap.page_slot[(a - md_heap.base) >> MD_PAGE_SHIFT];
-    return id ? &md_heap.slots[id] : 0;
+    uint32_t page = (uint32_t)((a - md_heap.base) >> MD_PAGE_SHIFT);
+    uint32_t id = md_heap.page_slot[page];
+    if (!id) return 0;
+    struct md_slot *s = &md_heap.slots[id];
+    return page - s->first_page < s->pages ? s : 0;
 }
 static inline uintptr_t md_page_addr(uint32_t page) {
     return md_heap.base + ((uintptr_t)page << MD_PAGE_SHIFT);
@@ -210,6 +216,8 @@ static inline uint32_t md_slot_data_page(const struct md_slot *s) {
 /* Quarantine (quarantine.c) */
 void md_quarantine_push(uint32_t id) MEMDBG_HIDDEN;
 bool md_quarantine_evict_one(void) MEMDBG_HIDDEN;
+/* A slot not in use (evicted from the quarantine, or never used): its
+ * address range goes back to the common pool (arena.c). */
 void md_free_list_push(uint32_t id) MEMDBG_HIDDEN;
 
 /* ---- backends ---- */
@@ -217,7 +225,8 @@ struct md_backend {
     const char *name;
     /* Probe: 0 if usable, else fills why (errno text). */
     int (*probe)(char *why, size_t whylen);
-    int (*map_arena)(void);                        /* map heap fd at md_heap.base */
+    bool needs_file;                               /* heap is a memfd (else private anonymous) */
+    int (*map_arena)(void);                        /* map the heap at md_heap.base */
     int (*guard_range)(uint32_t page, uint32_t n);  /* make never-used pages guards */
     int (*commit)(struct md_slot *s, uint32_t page, uint32_t n); /* make RW */
     int (*release)(struct md_slot *s, uint32_t page, uint32_t n); /* make guards */
@@ -226,8 +235,12 @@ struct md_backend {
     int (*drop)(uint32_t page, uint32_t n);
     bool commit_without_lock;                      /* commit may run unlocked */
     bool no_helper;                                 /* never start the background thread */
-    size_t (*file_extent)(void);                    /* bytes of the heap file in use */
-    int (*after_fork)(int copy_fd);                 /* child: map the private copy */
+    /* fork of a MAP_SHARED heap (NULL: the arena is private, the kernel
+     * copies it on write).  fork_prepare runs in the parent with the heap
+     * lock held and returns a descriptor of the child's copy (-1: failed);
+     * after_fork maps it in the child. */
+    int (*fork_prepare)(void);
+    int (*after_fork)(int copy_fd);
     /* realloc without copying (NULL: not supported): show the file pages of
      * from's data pages [from_page, from_page+n) at to's pages [to_page,
      * to_page+n), give to's other data pages memory, and make from's data
@@ -240,8 +253,10 @@ extern const struct md_backend md_backend_guard MEMDBG_HIDDEN;
 extern const struct md_backend md_backend_mprotect MEMDBG_HIDDEN;
 void md_backend_select(void) MEMDBG_HIDDEN;
 int md_count_vmas(uintptr_t start, uintptr_t end) MEMDBG_HIDDEN; /* /proc/self/maps */
-int md_memfd(const char *name) MEMDBG_HIDDEN;
-int md_copy_heap_file(int from_fd, int to_fd, size_t size) MEMDBG_HIDDEN;
+int md_memfd(const char *name) MEMDBG_HIDDEN;   /* at a high number, close-on-exec */
+void md_fd_identity(int fd, uint64_t *dev, uint64_t *ino) MEMDBG_HIDDEN;
+bool md_fd_is(int fd, uint64_t dev, uint64_t ino) MEMDBG_HIDDEN; /* still that file? */
+bool md_heap_fd_ok(void) MEMDBG_HIDDEN;        /* md_heap.fd is still the heap's memfd */
 
 /* ---- core heap (heap.c) ---- */
 void md_ensure_init(void) MEMDBG_HIDDEN;

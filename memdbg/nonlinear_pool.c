@@ -20,7 +20,9 @@ struct run {                 /* indexed by a free run's first file page */
     uint32_t next;           /* next free run of the class + 1 */
     uint32_t pad_lo, pad_hi; /* see md_fp_put_run; pad_hi == 0: unknown */
     uint32_t pages;          /* data pages of the block the history is about */
+    uint32_t gen;            /* history is valid only in the generation it was made */
 };
+static uint32_t gen;                   /* bumped in a fork child: free runs read as zero there */
 static uint32_t file_bump;             /* first never-used file page */
 static uint32_t run_free[MD_NCLASSES]; /* class -> first free run + 1 */
 static struct run *runs;
@@ -56,9 +58,11 @@ int md_fp_take_run(uint32_t cls, uint32_t len, uint32_t *first, struct md_fp_his
         struct run *e = &runs[r - 1];
         run_free[cls] = e->next;
         *first = r - 1;
-        h->pad_lo = e->pad_lo;
-        h->pad_hi = e->pad_hi;
-        h->pages = e->pages;
+        if (e->gen == gen) {
+            h->pad_lo = e->pad_lo;
+            h->pad_hi = e->pad_hi;
+            h->pages = e->pages;
+        }
         return 0;
     }
     if (len > total - file_bump) return -1;
@@ -76,6 +80,7 @@ void md_fp_put_run(uint32_t cls, uint32_t first, uint32_t pad_lo, uint32_t pad_h
     e->pad_lo = pad_lo;
     e->pad_hi = pad_hi;
     e->pages = pages;
+    e->gen = gen;
     e->next = run_free[cls];
     run_free[cls] = first + 1;
 }
@@ -98,3 +103,7 @@ int md_fp_take_pages(uint32_t *out, uint32_t n, bool *fresh)
 }
 
 bool md_fp_has_run(uint32_t cls) { return run_free[cls] != 0; }
+
+/* fork child: the copy of the file holds only live blocks' pages, so what
+ * free runs remember about their padding is void. */
+void md_fp_fork_child(void) { gen++; }

@@ -18,5 +18,6 @@ bool md_fp_has_run(uint32_t cls);   /* a freed run of the class is waiting */
 int md_fp_take_run(uint32_t cls, uint32_t len, uint32_t *first, struct md_fp_history *h);
 void md_fp_put_run(uint32_t cls, uint32_t first, uint32_t pad_lo, uint32_t pad_hi, uint32_t pages);
 void md_fp_put_loose(uint32_t page);
+void md_fp_fork_child(void);
 int md_fp_take_pages(uint32_t *out, uint32_t n, bool *fresh);
 #endif

@@ -1,7 +1,9 @@
 /* MEMDBG_OPTIONS=key=value:key=value parsing (ASan convention) plus the
  * Electric Fence EF_* variables.  Runs before anything else, so it uses no
- * malloc and no stdio: an unknown key or a bad value stops the process with
- * a message that names it. */
+ * malloc and no stdio.  As with ASan, an unknown key is reported with a
+ * warning and ignored (option strings are often shared between tools and
+ * versions), while a bad value of a known key stops the process with a
+ * message that names it. */
 #include "memdbg.h"
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +33,7 @@ static void opt_defaults(void)
     md_opt.allow_malloc_0 = 1;
     md_opt.symbolize = 1;
     md_opt.check_at_exit = 1;
-    md_opt.background_thread = 1;
+    md_opt.background_thread = 0;   /* opt-in: a thread breaks unshare(CLONE_NEWUSER) and the like */
     md_opt.recycle_pages = 0;
 }
 
@@ -109,6 +111,34 @@ static bool eq(const char *a, size_t alen, const char *b)
     return md_strlen(b) == alen && memcmp(a, b, alen) == 0;
 }
 
+/* Booleans as ASan takes them: 0/1, false/true, no/yes. */
+static bool parse_bool(const char *v, size_t len, long *out)
+{
+    if (eq(v, len, "1") || eq(v, len, "true") || eq(v, len, "yes")) { *out = 1; return true; }
+    if (eq(v, len, "0") || eq(v, len, "false") || eq(v, len, "no")) { *out = 0; return true; }
+    return false;
+}
+
+/* "==PID==WARNING: memdbg: " a b c, on stderr (log_path is not open yet). */
+static void warn3(const char *a, const char *b, size_t blen, const char *c)
+{
+    char pid[24];
+    size_t n = sizeof pid;
+    unsigned long v = (unsigned long)getpid();
+    do { pid[--n] = (char)('0' + v % 10); v /= 10; } while (v);
+    md_write_all(2, "==", 2);
+    md_write_all(2, pid + n, sizeof pid - n);
+    md_write_all(2, "==WARNING: memdbg: ", 19);
+    md_write_all(2, a, md_strlen(a));
+    md_write_all(2, b, blen);
+    md_write_all(2, c, md_strlen(c));
+}
+
+static void warn_unknown(const char *key, size_t klen)
+{
+    warn3("unknown option '", key, klen, "' in MEMDBG_OPTIONS ignored (see docs/libmemdbg.md)\n");
+}
+
 static void set_option(const char *key, size_t klen, const char *v, size_t vlen)
 {
     char k[64];
@@ -119,7 +149,7 @@ static void set_option(const char *key, size_t klen, const char *v, size_t vlen)
     size_t sz;
 #define BOOL_OPT(name, field) \
     if (eq(key, klen, name)) { \
-        if (!parse_int(v, vlen, 0, 1, &n)) bad(k, v, vlen, "expected 0 or 1"); \
+        if (!parse_bool(v, vlen, &n)) bad(k, v, vlen, "expected 0 or 1 (or false/true, no/yes)"); \
         md_opt.field = (int)n; return; }
 #define INT_OPT(name, field, lo, hi, why) \
     if (eq(key, klen, name)) { \
@@ -185,12 +215,7 @@ static void set_option(const char *key, size_t klen, const char *v, size_t vlen)
     BOOL_OPT("recycle_pages", recycle_pages)
     BOOL_OPT("nonlinear_emulation", nonlinear_emulation)
 
-    static const char pre[] = "memdbg: unknown option '";
-    static const char post[] = "' in MEMDBG_OPTIONS (see docs/libmemdbg.md)\n";
-    md_write_all(2, pre, sizeof pre - 1);
-    md_write_all(2, key, klen);
-    md_write_all(2, post, sizeof post - 1);
-    _exit(1);
+    warn_unknown(key, klen);
 #undef BOOL_OPT
 #undef INT_OPT
 }
@@ -200,6 +225,8 @@ static void set_from_env(const char *env, const char *key)
     const char *v = getenv(env);
     if (v && *v) set_option(key, md_strlen(key), v, md_strlen(v));
 }
+
+static void parse_list(const char *s);
 
 void md_options_init(void)
 {
@@ -213,12 +240,30 @@ void md_options_init(void)
     const char *pf = getenv("EF_PROTECT_FREE");
     if (pf && *pf) {
         long n;
-        if (!parse_int(pf, md_strlen(pf), 0, 1, &n)) bad("EF_PROTECT_FREE", pf, md_strlen(pf), "expected 0 or 1");
+        if (!parse_bool(pf, md_strlen(pf), &n)) bad("EF_PROTECT_FREE", pf, md_strlen(pf), "expected 0 or 1");
         if (n == 0) md_opt.quarantine_bytes = 0;
     }
 
     const char *s = getenv("MEMDBG_OPTIONS");
-    if (!s) return;
+    if (s) parse_list(s);
+    /* Below 16, malloc's promise (max_align_t) is broken on purpose, which
+     * programs that keep flags in the low bits of heap pointers do not
+     * survive: CPython's garbage collector keeps two in its object headers
+     * (python3 dies at start with alignment=1 or 2), tagged-pointer
+     * interpreters need 8 or 16. */
+    if (md_opt.alignment < 16) {
+        char a[8];
+        size_t n = sizeof a;
+        size_t v = md_opt.alignment;
+        do { a[--n] = (char)('0' + v % 10); v /= 10; } while (v);
+        warn3("alignment=", a + n, sizeof a - n,
+              " is below malloc's 16-byte promise: programs that keep flags in the low bits of\n"
+              "    heap pointers (e.g. CPython's garbage collector, alignment >= 4) crash with it\n");
+    }
+}
+
+static void parse_list(const char *s)
+{
     while (*s) {
         while (*s == ':' || *s == ' ' || *s == ',') s++;
         if (!*s) break;

@@ -1,23 +1,9 @@
 /* FIFO quarantine of address space.  A freed block's pages are already
  * guards and its memory already released (see the backends); what the
  * quarantine holds back is the *address range*, so a dangling pointer keeps
- * faulting until quarantine_size bytes of newer frees have pushed it out. */
+ * faulting until quarantine_size bytes of newer frees have pushed it out.
+ * Then the range goes back to the common pool (arena.c). */
 #include "memdbg.h"
-
-void md_free_list_push(uint32_t id)
-{
-    struct md_slot *s = &md_heap.slots[id];
-    uint32_t *list = (s->flags & SLOT_F_UNGUARDED) ? md_heap.class_free_unguarded : md_heap.class_free;
-    s->state = SLOT_FREE;
-    /* A slot handed out without SLOT_F_FRESH (recycled pages) and given
-     * back unused (fork child, failed commit) still holds old bytes: mark
-     * it so the next md_slot_get does not call its pages zero.  Atomic: the
-     * worker may be clearing a drop flag of this slot. */
-    if (!(__atomic_load_n(&s->flags, __ATOMIC_RELAXED) & SLOT_F_FRESH))
-        __atomic_fetch_or(&s->flags, SLOT_F_KEPT, __ATOMIC_RELAXED);
-    s->next = list[s->cls];
-    list[s->cls] = id;
-}
 
 bool md_quarantine_evict_one(void)
 {
@@ -27,6 +13,9 @@ bool md_quarantine_evict_one(void)
     md_heap.q_head = s->next;
     if (!md_heap.q_head) md_heap.q_tail = 0;
     md_heap.q_bytes -= (size_t)s->pages << MD_PAGE_SHIFT;
+    md_slot_settle(s);   /* a pending drop of its memory is done before the range is reused */
+    if (!(__atomic_load_n(&s->flags, __ATOMIC_RELAXED) & SLOT_F_KEPT))
+        __atomic_fetch_or(&s->flags, SLOT_F_FRESH, __ATOMIC_RELAXED);
     md_free_list_push(id);   /* keeps user/size/stacks for late reports */
     return true;
 }

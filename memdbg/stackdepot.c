@@ -6,7 +6,10 @@
 #include <string.h>
 
 #define DEPOT_BUCKETS (1u << 20)
-#define DEPOT_BYTES ((size_t)1 << 30)
+/* Address space (lazily backed; it counts against `ulimit -v`): a 64th of
+ * arena_size, between 64 MiB and 1 GiB (about 7 million 16-frame stacks). */
+static size_t depot_bytes;
+#define DEPOT_BYTES depot_bytes
 
 struct depot_entry {
     uint32_t next;      /* next entry id in the bucket chain */
@@ -24,6 +27,9 @@ static size_t store_used = 8;   /* id 0 means "no stack" */
 void md_depot_init(void)
 {
     if (buckets) return;
+    depot_bytes = md_opt.arena_size / 64;
+    if (depot_bytes < ((size_t)64 << 20)) depot_bytes = (size_t)64 << 20;
+    if (depot_bytes > ((size_t)1 << 30)) depot_bytes = (size_t)1 << 30;
     buckets = md_reserve(DEPOT_BUCKETS * sizeof(uint32_t), "stack depot");
     store = md_reserve(DEPOT_BYTES, "stack depot");
 }

@@ -275,6 +275,12 @@ void md_worker_fork_child(void)
     for (uint32_t cls = 0; cls < MD_READY_CLASSES; cls++) {
         while (ready_head[cls] != ready_tail[cls]) {
             uint32_t id = ready_ring[cls][ready_head[cls]++ % READY_RING];
+            struct md_slot *s = &md_heap.slots[id];
+            /* committed and populated: guards again (and memory back) before the pool takes it */
+            md_heap.backend->release(s, md_slot_data_page(s), s->data_pages);
+            if (md_heap.backend->drop) md_heap.backend->drop(md_slot_data_page(s), s->data_pages);
+            s->data_pages = 0;
+            __atomic_fetch_or(&s->flags, SLOT_F_FRESH, __ATOMIC_RELAXED);
             md_free_list_push(id);
         }
         wanted[cls] = 0;

@@ -86,9 +86,9 @@ one() {   # one NAME LIVE -> prints a table row
         glibc) line=$("$BENCH" "$live" "$iters" 2>/dev/null) ;;
         efence) line=$(EF_ALLOW_MALLOC_0=1 LD_PRELOAD=$EFENCE timeout 300 "$BENCH" "$live" "$iters" 2>/dev/null) ;;
         duma) line=$(DUMA_DISABLE_BANNER=1 LD_PRELOAD=$DUMA timeout 300 "$BENCH" "$live" "$iters" 2>/dev/null) ;;
-        memdbg-*/nothread)
-            local b=${name#memdbg-}; b=${b%/nothread}
-            line=$(LD_PRELOAD=$LIB MEMDBG_OPTIONS="backend=$b:detect_leaks=0:background_thread=0" timeout 300 "$BENCH" "$live" "$iters" 2>/dev/null) ;;
+        memdbg-*/thread)   # the opt-in helper thread
+            local b=${name#memdbg-}; b=${b%/thread}
+            line=$(LD_PRELOAD=$LIB MEMDBG_OPTIONS="backend=$b:detect_leaks=0:background_thread=1" timeout 300 "$BENCH" "$live" "$iters" 2>/dev/null) ;;
         memdbg-*/recycle)   # the speed/quarantine trade-off (docs/libmemdbg.md)
             local b=${name#memdbg-}; b=${b%/recycle}
             line=$(LD_PRELOAD=$LIB MEMDBG_OPTIONS="backend=$b:detect_leaks=0:recycle_pages=1:quarantine_size_mb=64" timeout 300 "$BENCH" "$live" "$iters" 2>/dev/null) ;;
@@ -117,9 +117,10 @@ printf '%-22s %9s %12s %12s %12s %10s\n' allocator live ns/pair cpu/pair rss_kB 
 names=()
 for b in "${backends[@]}"; do names+=("memdbg-$b"); done
 # the helper thread's effect, where there is one (nonlinear and mprotect
-# never start it)
-for b in "${backends[@]}"; do [ "$b" = guard ] && names+=("memdbg-$b/nothread"); done
-for b in "${backends[@]}"; do [ "$b" = nonlinear ] || names+=("memdbg-$b/recycle"); done
+# never start it; it is off by default)
+for b in "${backends[@]}"; do [ "$b" = guard ] && names+=("memdbg-$b/thread"); done
+# recycle_pages acts on mprotect only (guard frees the page with the guard)
+for b in "${backends[@]}"; do [ "$b" = mprotect ] && names+=("memdbg-$b/recycle"); done
 [ -n "$EFENCE" ] && names+=(efence)
 [ -n "$DUMA" ] && names+=(duma)
 names+=(glibc)

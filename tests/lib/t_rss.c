@@ -14,7 +14,7 @@ static long heap_file_kb(void)
 {
     DIR *d = opendir("/proc/self/fd");
     struct dirent *e;
-    long kb = -1;
+    long kb = 0;   /* no heap file: the arena is anonymous (guard, mprotect) */
     while (d && (e = readdir(d))) {
         char path[300], target[256];
         snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
