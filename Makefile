@@ -19,7 +19,7 @@ export KERNEL VM_TIMEOUT BUILD
 
 HOST_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g
 
-.PHONY: all cli install uninstall deps kernel kernel-patched kernel-stock kernel-debug kernel-export \
+.PHONY: all cli install uninstall man deps kernel kernel-patched kernel-stock kernel-debug kernel-export \
 	kernel-checkpatch vm-run tests check demo bench examples clean distclean help
 
 all: $(if $(wildcard memdbg/lib.mk),lib) cli examples

@@ -22,9 +22,13 @@ $(shell mkdir -p $(BUILD) && { echo '$(MEMDBG_VERSION)' | cmp -s - $(MEMDBG_VERS
 
 CLI_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g
 MAN_PAGES := man/memdbg.1 man/libmemdbg.7 man/remap_file_pages.2
-INSTALL_DOCS := README.md $(wildcard docs/*.md)
 
-.PHONY: cli install uninstall
+.PHONY: cli install uninstall man
+
+# The remap_file_pages(2) page follows the markdown the kernel work keeps;
+# run after editing docs/remap_file_pages.2.md (tests/cli checks it).
+man:
+	python3 man/md2man.py docs/remap_file_pages.2.md >man/remap_file_pages.2
 
 cli: $(BUILD)/memdbg $(BUILD)/memdbg-probe $(BUILD)/maps-kinds.awk
 
@@ -47,7 +51,7 @@ $(BUILD)/maps-kinds.awk: cli/maps-kinds.awk
 
 # Relocatable: bin/memdbg finds lib/memdbg/ next to its own directory.
 install: lib cli
-	install -d $(BINDIR) $(MEMDBG_LIBEXEC) $(MANDIR)/man1 $(MANDIR)/man2 $(MANDIR)/man7 $(DOCDIR)/img
+	install -d $(BINDIR) $(MEMDBG_LIBEXEC) $(MANDIR)/man1 $(MANDIR)/man2 $(MANDIR)/man7 $(DOCDIR)/docs/img
 	$(call memdbg_subst,installed) memdbg/memdbg.sh >$(BUILD)/memdbg.installed
 	install -m 755 $(BUILD)/memdbg.installed $(BINDIR)/memdbg
 	install -m 644 $(BUILD)/libmemdbg.so $(MEMDBG_LIBEXEC)/libmemdbg.so
@@ -57,8 +61,9 @@ install: lib cli
 	install -m 644 man/memdbg.1 $(MANDIR)/man1/memdbg.1
 	install -m 644 man/libmemdbg.7 $(MANDIR)/man7/libmemdbg.7
 	install -m 644 man/remap_file_pages.2 $(MANDIR)/man2/remap_file_pages.2memdbg
-	install -m 644 $(INSTALL_DOCS) $(DOCDIR)/
-	if ls docs/img/*.png >/dev/null 2>&1; then install -m 644 docs/img/*.png $(DOCDIR)/img/; fi
+	install -m 644 README.md $(DOCDIR)/README.md
+	install -m 644 $(wildcard docs/*.md) $(DOCDIR)/docs/
+	if ls docs/img/*.png >/dev/null 2>&1; then install -m 644 docs/img/*.png $(DOCDIR)/docs/img/; fi
 
 uninstall:
 	rm -f $(BINDIR)/memdbg

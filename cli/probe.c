@@ -112,7 +112,7 @@ static int run(const char *dir, int snap_sig, long sample_ms, char **argv)
 
 		if (r == 0) {
 			/* Sample at most every sample_ms, and spend at most a
-			 * fifth of the time reading maps (large maps files). */
+			 * third of the time reading maps (large maps files). */
 			double t = now_s();
 
 			if (t >= next_sample) {
@@ -123,7 +123,7 @@ static int run(const char *dir, int snap_sig, long sample_ms, char **argv)
 						peak.anon = c.anon;
 				}
 				double took = now_s() - t;
-				next_sample = now_s() + (took * 4 > sample_ms / 1e3 ? took * 4 : sample_ms / 1e3);
+				next_sample = now_s() + (took * 2 > sample_ms / 1e3 ? took * 2 : sample_ms / 1e3);
 			}
 			struct timespec ts = { 0, 2 * 1000 * 1000 };
 			nanosleep(&ts, NULL);

@@ -170,8 +170,8 @@ static int read_mem(int memfd, uint64_t addr, void *buf, size_t n)
 
 /* The memdbg part of the snapshot: heap counters and a walk of the slot
  * table for guard pages and quarantined blocks. */
-static void write_memdbg(pid_t pid, FILE *out, const char *lib, uintptr_t bias, char *maps,
-			 const char *smaps)
+static void write_memdbg(pid_t pid, FILE *out, const char *lib, const uintptr_t *bias, int nbias,
+			 char *maps, const char *smaps)
 {
 	char path[64];
 	struct memdbg_stats_v1 st;
@@ -191,9 +191,15 @@ static void write_memdbg(pid_t pid, FILE *out, const char *lib, uintptr_t bias, 
 		fprintf(out, "memdbg=unreadable (%s: %s)\n", path, strerror(errno));
 		return;
 	}
-	if (read_mem(memfd, bias + sym, &st, sizeof(st)) || memcmp(st.magic, MEMDBG_STATS_MAGIC, 8)) {
-		fprintf(out, "memdbg=unreadable (memdbg_stats at 0x%" PRIx64 ": %s)\n", bias + sym,
-			errno ? strerror(errno) : "bad magic");
+	/* The file may be mapped more than once at offset 0 (libdw maps it
+	 * to symbolize): the load address is the one where the table is. */
+	int k;
+	errno = 0;
+	for (k = 0; k < nbias; k++)
+		if (!read_mem(memfd, bias[k] + sym, &st, sizeof(st)) && !memcmp(st.magic, MEMDBG_STATS_MAGIC, 8))
+			break;
+	if (k == nbias) {
+		fprintf(out, "memdbg=unreadable (memdbg_stats: %s)\n", errno ? strerror(errno) : "bad magic");
 		goto out;
 	}
 	if (st.version != MEMDBG_STATS_VERSION || st.size < sizeof(st)) {
@@ -301,7 +307,8 @@ void write_snapshot(pid_t pid, const char *when, FILE *out, const char *maps_cop
 	char path[64], lib[4096] = "";
 	size_t len, slen;
 	char *maps, *status, *smaps;
-	uintptr_t bias = 0;
+	uintptr_t bias[8];
+	int nbias = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	maps = slurp(path, &len);
@@ -353,14 +360,15 @@ void write_snapshot(pid_t pid, const char *when, FILE *out, const char *maps_cop
 
 			lines++;
 			base = base ? base + 1 : v.path;
-			if (!*lib && v.off == 0 && !strncmp(base, "libmemdbg", 9) && strstr(base, ".so")) {
+			if (v.off == 0 && !strncmp(base, "libmemdbg", 9) && strstr(base, ".so") && nbias < 8 &&
+			    (!*lib || !strcmp(lib, v.path))) {
 				/* A deleted file is still readable through map_files. */
-				if (strstr(v.path, " (deleted)"))
+				if (!*lib && strstr(v.path, " (deleted)"))
 					snprintf(lib, sizeof(lib), "/proc/%d/map_files/%" PRIxPTR "-%" PRIxPTR,
 						 (int)pid, v.lo, v.hi);
-				else
+				else if (!*lib)
 					snprintf(lib, sizeof(lib), "%s", v.path);
-				bias = v.lo;
+				bias[nbias++] = v.lo;
 			}
 		}
 		if (next)
@@ -369,7 +377,7 @@ void write_snapshot(pid_t pid, const char *when, FILE *out, const char *maps_cop
 	}
 	fprintf(out, "maps_lines=%ld\n", lines);
 	if (*lib)
-		write_memdbg(pid, out, lib, bias, maps, smaps);
+		write_memdbg(pid, out, lib, bias, nbias, maps, smaps);
 	else
 		fprintf(out, "memdbg=no\n");
 	free(smaps);
