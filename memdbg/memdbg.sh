@@ -32,7 +32,13 @@ die() { printf '%s: %s\n' "$prog" "$*" >&2; exit $EX_USAGE; }
 
 usage_main() {
 	cat <<EOF
-usage: $prog COMMAND [options] [-- program [args...]]
+usage: $prog run [--backend B] [--options O] [--log DIR] -- program [args...]
+       $prog vm [--kernel patched|stock|debug|IMAGE] [options] -- program [args...]
+       $prog maps [--raw] PID
+       $prog maps [--raw] [--signal SIG] [options] -- program [args...]
+       $prog compare [--vm] [--only LIST] [options] -- program [args...]
+       $prog symbolize < log
+       $prog --version | --help
 
 Commands:
   run        run a program under libmemdbg.so (LD_PRELOAD)
@@ -470,7 +476,7 @@ cmd_compare() {
 			case $(outcome "$tmp/$r/run.txt" "$tmp/$r/err") in ok) continue ;; esac
 			echo
 			echo "$(label "$r"): last lines of its errors:"
-			tail -n 4 "$tmp/$r/err" | sed 's/^/    /'
+			grep -v "^[[:space:]]*$" "$tmp/$r/err" | tail -n 3 | sed "s/^/    /"
 		done
 	fi
 	exit 0
