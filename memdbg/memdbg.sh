@@ -355,7 +355,7 @@ compare_row() { # label dir id
 		if [ "$raw" = 1 ]; then
 			printf 'allocator=%s status=%s peak_maps_lines=- peak_vmas=- peak_rss_kb=- cpu_s=- wall_s=-\n' "$3" "$(echo "$why" | tr ' ' '_')"
 		else
-			printf '%-22s %-24s %10s %10s %12s %9s %9s\n' "$1" "$why" - - - - -
+			printf '%-32s %-24s %10s %10s %12s %9s %9s\n' "$1" "$why" - - - - -
 		fi
 		return
 	fi
@@ -366,7 +366,7 @@ compare_row() { # label dir id
 			"$3" "$(outcome "$r" "$2/err" | tr ' ' '_')" "$(kv "$r" peak_maps_lines)" \
 			"$(kv "$r" peak_anon_vmas)" "$(kv "$r" peak_rss_kb)" "$cpu" "$wall"
 	else
-		printf '%-22s %-24s %10s %10s %12s %9s %9s\n' "$1" "$(outcome "$r" "$2/err")" \
+		printf '%-32s %-24s %10s %10s %12s %9s %9s\n' "$1" "$(outcome "$r" "$2/err")" \
 			"$(kv "$r" peak_maps_lines)" "$(kv "$r" peak_anon_vmas)" "$(kv "$r" peak_rss_kb)" "$cpu" "$wall"
 	fi
 }
@@ -463,8 +463,8 @@ cmd_compare() {
 	}
 	if [ "$raw" != 1 ]; then
 		echo "$prog compare: $* (host kernel $(uname -r))"
-		printf '%-22s %-24s %10s %10s %12s %9s %9s\n' allocator status "maps lines" VMAs "peak RSS kB" "CPU s" "wall s"
-		printf '%-22s %-24s %10s %10s %12s %9s %9s\n' "" "" "(peak)" "(peak)" "" "" ""
+		printf '%-32s %-24s %10s %10s %12s %9s %9s\n' allocator status "maps lines" VMAs "peak RSS kB" "CPU s" "wall s"
+		printf '%-32s %-24s %10s %10s %12s %9s %9s\n' "" "" "(peak)" "(peak)" "" "" ""
 	fi
 	for r in $rows; do compare_row "$(label "$r")" "$tmp/$r" "$r"; done
 	if [ "$raw" != 1 ]; then
