@@ -246,11 +246,15 @@ static void write_memdbg(pid_t pid, FILE *out, const char *lib, const uintptr_t 
 	}
 	int in_heap = 0;
 	for (const char *line = smaps; line && *line;) {
-		uintptr_t lo, hi;
+		char *end;
+		/* Not sscanf: it measures the whole rest of the buffer on
+		 * every call (quadratic in a large smaps). */
+		uintptr_t lo = strtoull(line, &end, 16), hi;
 
-		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &lo, &hi) == 2)
+		if (end != line && *end == '-') {
+			hi = strtoull(end + 1, NULL, 16);
 			in_heap = lo < base + size && hi > base;
-		else if (in_heap && !strncmp(line, "Rss:", 4))
+		} else if (in_heap && !strncmp(line, "Rss:", 4))
 			heap_rss += strtol(line + 4, NULL, 10);
 		line = strchr(line, '\n');
 		line = line ? line + 1 : NULL;
