@@ -6,7 +6,7 @@
 #   make kernel       patched and stock guest kernels (build/kernel/obj-*)
 #   make vm-run CMD='shell command' [KERNEL=stock|patched|debug]
 #   make check        everything, host and guest tests; ends "N passed, N failed"
-#   make demo         stock vs patched comparisons (VMA counts)
+#   make demo         stock vs patched VMA counts, a caught bug, memdbg compare
 #   make bench        benchmarks: tables and plots (build/bench/, not pass/fail)
 #   make install      PREFIX=/usr/local DESTDIR= (make uninstall: the same)
 
@@ -19,13 +19,13 @@ export KERNEL VM_TIMEOUT BUILD
 
 HOST_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g
 
-.PHONY: all cli install uninstall man deps kernel kernel-patched kernel-stock kernel-debug kernel-export \
+.PHONY: all deps kernel kernel-patched kernel-stock kernel-debug kernel-export \
 	kernel-checkpatch vm-run tests check demo bench examples clean distclean help
 
 all: $(if $(wildcard memdbg/lib.mk),lib) cli examples
 
 help:
-	@sed -n '3,12s/^# \{0,1\}//p' Makefile
+	@sed -n '4,11s/^# \{0,1\}//p' Makefile
 
 deps:
 	@tests/deps.sh

@@ -28,10 +28,11 @@ packages=(
 	man-db groff-base
 )
 
-# Optional, not installed by make deps: cross compilers to build the kernel
-# series for other architectures (deps.sh --cross).
+# Optional, not installed by make deps: cross compilers for make
+# kernel-crosscheck, which builds mm/ and fs/proc/ of the patched tree for
+# arm64 and alpha (deps.sh --cross installs them).
 cross_packages=(
-	gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu
+	gcc-aarch64-linux-gnu gcc-alpha-linux-gnu
 )
 
 missing() {
