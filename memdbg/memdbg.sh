@@ -466,7 +466,7 @@ cmd_compare() {
 	if [ "$raw" != 1 ]; then
 		echo "$prog compare: $* (host kernel $(uname -r))"
 		printf '%-32s %-24s %10s %10s %12s %9s %9s\n' allocator status "maps lines" VMAs "peak RSS kB" "CPU s" "wall s"
-		printf '%-32s %-24s %10s %10s %12s %9s %9s\n' "" "" "(peak)" "(peak)" "" "" ""
+		printf '%-32s %-24s %10s %10s\n' "" "" "(peak)" "(peak)"
 	fi
 	for r in $rows; do compare_row "$(label "$r")" "$tmp/$r" "$r"; done
 	if [ "$raw" != 1 ]; then

@@ -98,7 +98,9 @@ guest_kernel=
 if [ "$guest" = 1 ]; then
 	echo "bench-plots: the same with memdbg's nonlinear backend in the patched guest ..." >&2
 	gcmd="uname -r; for n in $sizes; do echo n=\$n \$($md compare --raw --only memdbg --options backend=nonlinear:detect_leaks=0 -- $lb \$n 24 --keep | head -n 1); done"
-	gout=$("$md" vm --kernel "$kimage" --timeout 1200 -- sh -c "$gcmd" 2>/dev/null) || true
+	# The guest runner itself, not memdbg vm (which would preload the
+	# library into the shell and the measuring tools as well).
+	gout=$(kernel/scripts/vm-run.sh --kernel "$kimage" --timeout 1200 --append no_timer_check -- "$gcmd" 2>/dev/null) || true
 	guest_kernel=$(printf '%s\n' "$gout" | head -n 1)
 fi
 for n in $sizes; do
@@ -109,7 +111,7 @@ info_vmas="run $today: host $(uname -r)${guest_kernel:+, guest $guest_kernel (TC
 
 # --- 2. time per malloc/free pair against live blocks --------------------------------------
 # Rows of tests/lib/bench.sh: "name live ns/pair cpu/pair rss_kB vmas".
-series_time=()
+series_time=() where_time=()
 : >"$out/malloc.dat"
 add_series() { # file where
 	local file=$1 where=$2 name
@@ -121,7 +123,8 @@ add_series() { # file where
 			awk -v n="$name" '$1 == n && $2 ~ /^[0-9]+$/ && $3 ~ /^[0-9]+$/ { print $2, $3 / 1000 }' "$file" | sort -n
 			printf '\n\n'
 		} >>"$out/malloc.dat"
-		series_time+=("$name ($where)")
+		series_time+=("$name")
+		where_time+=("$where")
 	done
 }
 add_series "$lib_host" host
@@ -165,13 +168,24 @@ plot vmas "$term; set output '$out/vmas.png';
 echo "vmas.png: $info_vmas" >"$out/run-info.txt"
 
 if [ ${#series_time[@]} -gt 0 ]; then
-	cmd="$term; set output '$out/malloc.png'; set title \"Time per malloc/free pair against live blocks\n{/*0.8 $info_malloc}\";"
-	cmd+=" set logscale xy; set xlabel 'live blocks (16..512 bytes)'; set ylabel 'microseconds per pair (wall)'; set key outside right top vertical;"
-	cmd+=" plot"
-	for i in "${!series_time[@]}"; do
-		cmd+=" '$out/malloc.dat' index $i u 1:2 w lp t '${series_time[$i]}',"
+	# One panel per place: host and guest times are not comparable.
+	cmd="$term; set output '$out/malloc.png';"
+	cmd+=" set multiplot layout 1,2 title \"Time per malloc/free pair against live blocks\n{/*0.8 $info_malloc}\";"
+	cmd+=" set logscale xy; set xlabel 'live blocks (16..512 bytes)'; set ylabel 'microseconds per pair (wall)';"
+	for where in host "patched guest"; do
+		p=
+		for i in "${!series_time[@]}"; do
+			[ "${where_time[$i]}" = "$where" ] || continue
+			# the same colour for an allocator in both panels
+			case ${series_time[$i]} in
+			glibc) lc=1 ;; efence) lc=2 ;; duma) lc=3 ;; memdbg-guard) lc=4 ;; memdbg-mprotect) lc=5 ;; memdbg-nonlinear) lc=6 ;; *) lc=7 ;;
+			esac
+			p+=" '$out/malloc.dat' index $i u 1:2 w lp lt $lc t '${series_time[$i]}',"
+		done
+		[ -n "$p" ] && cmd+=" set title '$where'; plot ${p%,};"
 	done
-	plot malloc "${cmd%,}"
+	cmd+=" unset multiplot"
+	plot malloc "$cmd"
 	echo "malloc.png: $info_malloc" >>"$out/run-info.txt"
 else
 	echo "bench-plots: no tests/lib/bench.sh output ($lib_host, $lib_guest): malloc.png left out" >&2
@@ -183,7 +197,7 @@ if [ -s "$out/remap.dat" ] && [ "$(grep -vc '^#' "$out/remap.dat")" -gt 0 ]; the
 	 set logscale xy; set xlabel 'pages'; set ylabel 'ns per page'; set title 'cost per call';
 	 f='$out/remap.dat';
 	 plot f u 1:2 w lp t 'stock 6.12 (emulated: mmap per call)', f u 1:4 w lp t 'patched (nonlinear)';
-	 set ylabel 'VMAs of the mapping'; set title 'VMAs afterwards';
+	 set ylabel 'VMAs of the mapping'; set title 'VMAs afterwards'; set yrange [0.5:*];
 	 plot f u 1:3 w lp t 'stock', f u 1:5 w lp t 'patched';
 	 unset multiplot"
 	echo "remap.png: $info_remap" >>"$out/run-info.txt"
