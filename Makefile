@@ -1,13 +1,14 @@
 # memdbg: page-guard memory debugger and the nonlinear remap_file_pages()
 # kernel feature behind it.  See README.md.
 #
-#   make              libmemdbg.so, the memdbg command and the test programs
+#   make              libmemdbg.so, the memdbg command and the example programs
 #   make deps         install the Debian packages the project needs
 #   make kernel       patched and stock guest kernels (build/kernel/obj-*)
 #   make vm-run CMD='shell command' [KERNEL=stock|patched|debug]
 #   make check        everything, host and guest tests; ends "N passed, N failed"
-#   make demo         stock vs patched comparisons (VMA counts)
-#   make bench        benchmarks (figures, not pass/fail)
+#   make demo         stock vs patched VMA counts, a caught bug, memdbg compare
+#   make bench        benchmarks: tables and plots (build/bench/, not pass/fail)
+#   make install      PREFIX=/usr/local DESTDIR= (make uninstall: the same)
 
 BUILD      := build
 CC         ?= gcc
@@ -21,10 +22,10 @@ HOST_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g
 .PHONY: all deps kernel kernel-patched kernel-stock kernel-debug kernel-export \
 	kernel-checkpatch vm-run tests check demo bench examples clean distclean help
 
-all: $(if $(wildcard memdbg/lib.mk),lib) examples
+all: $(if $(wildcard memdbg/lib.mk),lib) cli examples
 
 help:
-	@sed -n '3,11s/^# \{0,1\}//p' Makefile
+	@sed -n '4,11s/^# \{0,1\}//p' Makefile
 
 deps:
 	@tests/deps.sh
@@ -59,14 +60,25 @@ vm-run:
 
 # --- userspace -------------------------------------------------------------------
 EXAMPLES := $(BUILD)/examples/remap_reverse $(BUILD)/examples/live_blocks
+# Programs with heap bugs on purpose: built without optimisation and with
+# frame pointers, so that memdbg's reports name their functions and lines,
+# and without the warnings that point at those very bugs.
+BUG_EXAMPLES := $(BUILD)/examples/demo_bugs $(BUILD)/examples/uaf
+BUG_CFLAGS := -std=gnu11 -g -O0 -fno-omit-frame-pointer -fno-inline -Wall \
+	-Wno-use-after-free -Wno-unused-result
 
-examples: $(EXAMPLES)
+examples: $(EXAMPLES) $(BUG_EXAMPLES)
+
+$(BUG_EXAMPLES): $(BUILD)/examples/%: examples/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BUG_CFLAGS) -o $@ $<
 
 $(BUILD)/examples/%: examples/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -o $@ $<
 
 -include memdbg/lib.mk
+include cli/cli.mk
 -include tests/tests.mk
 
 # --- top-level flows -------------------------------------------------------------
@@ -86,7 +98,8 @@ bench: deps
 	@tests/bench.sh
 
 clean:
-	rm -rf $(BUILD)/examples $(BUILD)/tests $(BUILD)/lib $(BUILD)/libmemdbg.so $(BUILD)/memdbg $(BUILD)/vm/runs
+	rm -rf $(BUILD)/examples $(BUILD)/tests $(BUILD)/lib $(BUILD)/libmemdbg.so $(BUILD)/memdbg $(BUILD)/vm/runs \
+		$(BUILD)/memdbg-probe $(BUILD)/maps-kinds.awk $(BUILD)/memdbg.installed $(BUILD)/.memdbg-version
 
 # Also drops the kernel trees and objects (the next make kernel re-extracts).
 distclean:

@@ -11,15 +11,34 @@
 #    or where the debugger gave up, on the host (memdbg's fallback backend).
 # 3. The same for memdbg's nonlinear backend in the patched guest: the heap
 #    stays one VMA however many blocks are live.
+# 4. A caught bug: examples/uaf.c keeps a pointer into a table that
+#    realloc() moves; `memdbg run` shows memdbg's full, symbolized report
+#    (and with memdbg-symbolize built, the same from a symbolize=0 log).
+# 5. `memdbg compare` of one program (40000 live blocks) under glibc,
+#    memdbg, Electric Fence and DUMA: peak mappings, RSS, time, and how
+#    each run ended.
+# About 2-3 minutes after the builds (TCG guests on 2 cores).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 build=${BUILD:-build}
-vm=kernel/scripts/vm-run.sh
+# no_timer_check: on a loaded host a TCG guest can fail the kernel's
+# IO-APIC timer check and panic at boot.
+vm="kernel/scripts/vm-run.sh --append no_timer_check"
 sizes=${DEMO_PAGES:-"1024 10000 70000"}
 prog=$build/examples/remap_reverse
 [ -x "$prog" ] || { echo "demo: $prog is missing: run make examples" >&2; exit 1; }
 
 field() { printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+heading() { # number title what-it-shows
+	echo
+	echo "=== Part $1 of 5: $2"
+	echo "    $3"
+	echo
+}
+demo_start=$(date +%s)
+
+heading 1 "remap_file_pages() on the stock and the patched kernel" \
+	"How many VMAs one memfd mapping needs when its pages are put in reverse order: one per page on stock, one in all on patched."
 
 guest_cmd=""
 for n in $sizes; do
@@ -66,6 +85,8 @@ echo
 echo "VMAs: lines of /proc/PID/maps covering the mapping after the remaps (1 before)."
 
 # --- 2. live blocks under page-guard debuggers ---------------------------------
+heading 2 "live heap blocks under page-guard debuggers, on this host" \
+	"Electric Fence and DUMA pay two VMAs per live block and abort near vm.max_map_count; memdbg's heap stays one mapping."
 blocks=${DEMO_BLOCKS:-"1000 10000 40000 200000"}
 lb=$build/examples/live_blocks
 lib=$PWD/$build/libmemdbg.so
@@ -112,7 +133,8 @@ gcmd=""
 for n in $gblocks; do
 	gcmd+="echo n=$n; MEMDBG_OPTIONS=backend=nonlinear:detect_leaks=0 LD_PRELOAD=$lib $lb $n 2>&1 | grep '^blocks=' | tail -1; "
 done
-echo
+heading 3 "memdbg's nonlinear backend in the patched guest" \
+	"The same program with remap_file_pages + MAP_CHGPROT: guards without VMAs, up to $(echo $gblocks | awk '{print $NF}') live blocks."
 echo "demo: booting the patched kernel again for memdbg's nonlinear backend ($gblocks live blocks) ..." >&2
 gout=$($vm --kernel patched --mem 3072 --timeout 900 -- "$gcmd") || true
 echo "memdbg on the patched kernel (backend nonlinear: remap_file_pages + MAP_CHGPROT),"
@@ -132,3 +154,37 @@ for n in $gblocks; do
 done
 echo
 echo "The maps count is the same at every size: the heap is one VMA, guards included."
+
+# --- 4. a caught bug ---------------------------------------------------------------
+md=$build/memdbg
+uaf=$build/examples/uaf
+heading 4 "a use-after-free caught (examples/uaf.c)" \
+	"A pointer into a table that realloc() moved: glibc prints stale data and exits 0; memdbg stops at the read."
+if [ -x "$md" ] && [ -x "$uaf" ]; then
+	echo "\$ $uaf"
+	"$uaf"
+	echo "(exit status $?: the bug went unnoticed)"
+	echo
+	echo "\$ $md run -- $uaf"
+	"$md" run -- "$uaf" 2>&1
+	echo "(exit status $?: memdbg's report names the read at uaf.c:33, the realloc that freed the"
+	echo " table at uaf.c:20 called from line 32, and the one that made it, called from line 29)"
+	if [ -x "$build/memdbg-symbolize" ]; then
+		echo
+		echo "The same report written without symbols (symbolize=0: module+offset per frame),"
+		echo "symbolized afterwards by memdbg symbolize, first frames:"
+		"$md" run --options symbolize=0 -- "$uaf" 2>"$build/demo-uaf.log" >/dev/null
+		"$md" symbolize <"$build/demo-uaf.log" | grep -m 3 '#[0-9]'
+	fi
+else
+	echo "demo: $md or $uaf is missing: run make" >&2
+fi
+
+# --- 5. memdbg compare ------------------------------------------------------------
+cblocks=${DEMO_COMPARE_BLOCKS:-40000}
+heading 5 "memdbg compare -- live_blocks $cblocks" \
+	"One command, four allocators: peak /proc/PID/maps lines and VMAs, peak RSS, CPU and wall time, and how each run ended."
+echo "\$ $md compare -- $lb $cblocks 24 --keep"
+"$md" compare -- "$lb" "$cblocks" 24 --keep
+echo
+echo "demo: done in $(( $(date +%s) - demo_start )) s."

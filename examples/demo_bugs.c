@@ -1,5 +1,5 @@
 /* A small program with one heap bug per mode, to try libmemdbg.so:
- *   build/memdbg run -- build/tests/lib/example_demo_bugs uaf
+ *   build/memdbg run -- build/examples/demo_bugs uaf     (make builds it)
  * Modes: overflow, underflow, uaf, double-free, leak, ok. */
 #include <stdio.h>
 #include <stdlib.h>

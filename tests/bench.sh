@@ -4,7 +4,11 @@
 #   kernel: tests/kernel/bench.sh boots the patched and the stock guest and
 #           times remap_file_pages() against mmap/mprotect per page;
 #   lib:    tests/lib/bench.sh in one patched-guest run (the backends that
-#           kernel offers), then on the host (its fallback backends).
+#           kernel offers), then on the host (its fallback backends);
+#   plots:  tests/bench-plots.sh draws build/bench/{vmas,malloc,remap}.png
+#           with gnuplot from those tables and from memdbg compare runs of
+#           examples/live_blocks (host and patched guest); each PNG names
+#           the run it comes from (build/bench/run-info.txt).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 build=${BUILD:-build}
@@ -25,8 +29,9 @@ part kernel tests/kernel/bench.sh
 # 4.5 GiB); the host's load average goes into the table's header.
 BENCH_HOST_LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 export BENCH_HOST_LOAD
-part lib-guest kernel/scripts/vm-run.sh --kernel patched --timeout "${BENCH_GUEST_TIMEOUT:-3000}" \
+part lib-guest kernel/scripts/vm-run.sh --kernel patched --append no_timer_check --timeout "${BENCH_GUEST_TIMEOUT:-3000}" \
 	--mem "${BENCH_GUEST_MEM:-6144}" --env BENCH_HOST_LOAD -- tests/lib/bench.sh --build "$build" --rounds 5
 part lib-host tests/lib/bench.sh --build "$build"
-echo "bench: figures kept in $build/bench/"
+part plots tests/bench-plots.sh --build "$build" --out "$build/bench"
+echo "bench: figures kept in $build/bench/ (tables *.txt, plots *.png; docs/benchmarks.md shows committed ones)"
 exit $status

@@ -5,6 +5,8 @@
 #   deps.sh            install what is missing
 #   deps.sh --list     print the package list
 #   deps.sh --check    exit 1 (naming them) if packages are missing
+#   deps.sh --cross    also install the optional cross toolchains (below)
+#   deps.sh --list-cross   print those
 set -euo pipefail
 
 packages=(
@@ -16,10 +18,21 @@ packages=(
 	qemu-system-x86 util-linux coreutils
 	# libmemdbg: unwinding and symbolization
 	libunwind-dev libdw-dev
-	# comparisons in make bench / make demo
+	# comparisons in make bench / make demo / memdbg compare
 	electric-fence duma
-	# tests drive real programs
+	# tests drive real programs; man/md2man.py
 	python3
+	# make bench draws its plots
+	gnuplot-nox
+	# the man pages are checked with man --warnings
+	man-db groff-base
+)
+
+# Optional, not installed by make deps: cross compilers for make
+# kernel-crosscheck, which builds mm/ and fs/proc/ of the patched tree for
+# arm64 and alpha (deps.sh --cross installs them).
+cross_packages=(
+	gcc-aarch64-linux-gnu gcc-alpha-linux-gnu
 )
 
 missing() {
@@ -31,8 +44,10 @@ missing() {
 
 case ${1:-} in
 --list) printf '%s\n' "${packages[@]}"; exit 0 ;;
+--list-cross) printf '%s\n' "${cross_packages[@]}"; exit 0 ;;
+--cross) packages+=("${cross_packages[@]}"); set -- "" ;;
 --check | "") ;;
-*) echo "deps.sh: unknown option '$1' (use --list or --check)" >&2; exit 2 ;;
+*) echo "deps.sh: unknown option '$1' (use --list, --check, --cross or --list-cross)" >&2; exit 2 ;;
 esac
 
 command -v dpkg-query >/dev/null || { echo "deps.sh: this is not a Debian system (no dpkg-query); install by hand: ${packages[*]}" >&2; exit 1; }
