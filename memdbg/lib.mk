@@ -30,7 +30,7 @@ $(BUILD)/lib/obj/preload/cxx.o: preload/cxx.cc memdbg/lib.mk
 $(BUILD)/libmemdbg.so: $(MD_OBJS)
 	$(CC) -shared -o $@ $(MD_OBJS) -Wl,-z,nodelete -Wl,--no-undefined $(MD_LDLIBS)
 
-# $(BUILD)/memdbg (the command) is built by cli/cli.mk.
+# $(BUILD)/memdbg (the command) is built by memdbg/cli/cli.mk.
 
 # ---- tests: built with symbols and frames so backtraces name functions ----
 MD_TEST_CFLAGS := -std=gnu11 -g -O0 -fno-omit-frame-pointer -fno-inline -Wall -Wno-unused-result \

@@ -20,7 +20,7 @@ packages=(
 	libunwind-dev libdw-dev
 	# comparisons in make bench / make demo / memdbg compare
 	electric-fence duma
-	# tests drive real programs; man/md2man.py
+	# tests drive real programs; docs/man/md2man.py
 	python3
 	# make bench draws its plots
 	gnuplot-nox

@@ -250,22 +250,22 @@ show="$tmp/e"
 check "make uninstall: removes every installed file" eval '[ $rc = 0 ] && [ -z "$(find "$dest" -type f)" ]'
 
 # --- man pages ------------------------------------------------------------------------------
-for page in man/memdbg.1 man/libmemdbg.7 man/remap_file_pages.2; do
+for page in docs/man/memdbg.1 docs/man/libmemdbg.7 docs/man/remap_file_pages.2; do
 	if [ ! -f "$page" ]; then not_ok "man page $page renders without warnings" "missing"; continue; fi
 	LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -E UTF-8 -l "$page" >"$tmp/man.out" 2>"$tmp/man.err"
 	rc=$?
 	show="$tmp/man.err"
 	check "man page $page renders without warnings" eval '[ $rc = 0 ] && [ ! -s "$tmp/man.err" ] && [ $(wc -l <"$tmp/man.out") -gt 40 ]'
 done
-python3 man/md2man.py docs/remap_file_pages.2.md >"$tmp/rfp.2" 2>&1
+python3 docs/man/md2man.py docs/remap_file_pages.2.md >"$tmp/rfp.2" 2>&1
 show="$tmp/rfp.2"
-check "man/remap_file_pages.2 is what man/md2man.py makes of docs/remap_file_pages.2.md (else: make man)" \
-	cmp -s "$tmp/rfp.2" man/remap_file_pages.2
+check "docs/man/remap_file_pages.2 is what docs/man/md2man.py makes of docs/remap_file_pages.2.md (else: make man)" \
+	cmp -s "$tmp/rfp.2" docs/man/remap_file_pages.2
 check "memdbg(1) documents every subcommand and the exit statuses" \
-	eval 'for c in run vm maps compare symbolize; do grep -q "^\.SS \"\{0,1\}$c" man/memdbg.1 || exit 1; done; grep -q "^\.SH EXIT STATUS" man/memdbg.1'
+	eval 'for c in run vm maps compare symbolize; do grep -q "^\.SS \"\{0,1\}$c" docs/man/memdbg.1 || exit 1; done; grep -q "^\.SH EXIT STATUS" docs/man/memdbg.1'
 check "libmemdbg(7) documents every option that options.c accepts" \
 	eval 'for o in $(sed -n "s/.*\(BOOL_OPT\|INT_OPT\)(\"\([a-z_0-9]*\)\".*/\2/p; s/.*eq(key, klen, \"\([a-z_0-9]*\)\").*/\1/p" memdbg/options.c); do
-	        grep -q "^\.B $o\$\|^\.BR $o " man/libmemdbg.7 || { echo "# missing option $o"; exit 1; }; done'
+	        grep -q "^\.B $o\$\|^\.BR $o " docs/man/libmemdbg.7 || { echo "# missing option $o"; exit 1; }; done'
 
 echo "1..$n"
 [ "$failed" = 0 ]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turn docs/remap_file_pages.2.md into the troff page man/remap_file_pages.2.
+"""Turn docs/remap_file_pages.2.md into the troff page docs/man/remap_file_pages.2.
 
 The markdown page is the one the kernel work keeps up to date; this keeps
 the installed man page in step with it (make man; tests/cli/run.sh checks
@@ -8,7 +8,7 @@ markdown that page uses: '#' title, '##' sections, '###' subsections,
 paragraphs, '*' lists, fenced code, `code`, *emphasis* and
 "term\\n:   definition" lists.
 
-    man/md2man.py docs/remap_file_pages.2.md > man/remap_file_pages.2
+    docs/man/md2man.py docs/remap_file_pages.2.md > docs/man/remap_file_pages.2
 """
 import re
 import sys
@@ -128,7 +128,7 @@ def main():
     src = sys.argv[1] if len(sys.argv) > 1 else "docs/remap_file_pages.2.md"
     with open(src, encoding="utf-8") as f:
         lines = f.readlines()
-    sys.stdout.write('.\\" Generated from %s by man/md2man.py: edit that file, then make man.\n' % src)
+    sys.stdout.write('.\\" Generated from %s by docs/man/md2man.py: edit that file, then make man.\n' % src)
     sys.stdout.write("\n".join(convert(lines)) + "\n")
 
 

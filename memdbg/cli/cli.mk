@@ -21,14 +21,14 @@ MEMDBG_VERSION_STAMP := $(BUILD)/.memdbg-version
 $(shell mkdir -p $(BUILD) && { echo '$(MEMDBG_VERSION)' | cmp -s - $(MEMDBG_VERSION_STAMP) || echo '$(MEMDBG_VERSION)' >$(MEMDBG_VERSION_STAMP); })
 
 CLI_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g
-MAN_PAGES := man/memdbg.1 man/libmemdbg.7 man/remap_file_pages.2
+MAN_PAGES := docs/man/memdbg.1 docs/man/libmemdbg.7 docs/man/remap_file_pages.2
 
 .PHONY: cli install uninstall man
 
 # The remap_file_pages(2) page follows the markdown the kernel work keeps;
 # run after editing docs/remap_file_pages.2.md (tests/cli checks it).
 man:
-	python3 man/md2man.py docs/remap_file_pages.2.md >man/remap_file_pages.2
+	python3 docs/man/md2man.py docs/remap_file_pages.2.md >docs/man/remap_file_pages.2
 
 cli: $(BUILD)/memdbg $(BUILD)/memdbg-probe $(BUILD)/maps-kinds.awk
 
@@ -41,11 +41,11 @@ $(BUILD)/memdbg: memdbg/memdbg.sh $(MEMDBG_VERSION_STAMP)
 	chmod +x $@.tmp
 	mv $@.tmp $@
 
-$(BUILD)/memdbg-probe: cli/probe.c cli/snapshot.c cli/snapshot.h memdbg/stats_export.h
+$(BUILD)/memdbg-probe: memdbg/cli/probe.c memdbg/cli/snapshot.c memdbg/cli/snapshot.h memdbg/stats_export.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CLI_CFLAGS) -o $@ cli/probe.c cli/snapshot.c
+	$(CC) $(CLI_CFLAGS) -o $@ memdbg/cli/probe.c memdbg/cli/snapshot.c
 
-$(BUILD)/maps-kinds.awk: cli/maps-kinds.awk
+$(BUILD)/maps-kinds.awk: memdbg/cli/maps-kinds.awk
 	@mkdir -p $(dir $@)
 	cp $< $@
 
@@ -56,11 +56,11 @@ install: lib cli
 	install -m 755 $(BUILD)/memdbg.installed $(BINDIR)/memdbg
 	install -m 644 $(BUILD)/libmemdbg.so $(MEMDBG_LIBEXEC)/libmemdbg.so
 	install -m 755 $(BUILD)/memdbg-probe $(MEMDBG_LIBEXEC)/memdbg-probe
-	install -m 644 cli/maps-kinds.awk $(MEMDBG_LIBEXEC)/maps-kinds.awk
+	install -m 644 memdbg/cli/maps-kinds.awk $(MEMDBG_LIBEXEC)/maps-kinds.awk
 	if [ -x $(BUILD)/memdbg-symbolize ]; then install -m 755 $(BUILD)/memdbg-symbolize $(MEMDBG_LIBEXEC)/memdbg-symbolize; fi
-	install -m 644 man/memdbg.1 $(MANDIR)/man1/memdbg.1
-	install -m 644 man/libmemdbg.7 $(MANDIR)/man7/libmemdbg.7
-	install -m 644 man/remap_file_pages.2 $(MANDIR)/man2/remap_file_pages.2memdbg
+	install -m 644 docs/man/memdbg.1 $(MANDIR)/man1/memdbg.1
+	install -m 644 docs/man/libmemdbg.7 $(MANDIR)/man7/libmemdbg.7
+	install -m 644 docs/man/remap_file_pages.2 $(MANDIR)/man2/remap_file_pages.2memdbg
 	install -m 644 README.md $(DOCDIR)/README.md
 	install -m 644 $(wildcard docs/*.md) $(DOCDIR)/docs/
 	if ls docs/img/*.png >/dev/null 2>&1; then install -m 644 docs/img/*.png $(DOCDIR)/docs/img/; fi
