@@ -95,6 +95,10 @@ uint32_t md_stack_id(struct md_stack *st) MEMDBG_HIDDEN;   /* with the heap lock
 int md_unwind_recording(struct md_stack *st, int max) MEMDBG_HIDDEN;
 int md_capture_stack(uintptr_t *frames, int max) MEMDBG_HIDDEN;
 int md_capture_stack_from_ucontext(void *uc, uintptr_t *frames, int max) MEMDBG_HIDDEN;
+/* Around every libunwind call (unwind_fds.c): false when libunwind must not
+ * run (its pipe's descriptor numbers now belong to the program). */
+bool md_unwind_begin(void) MEMDBG_HIDDEN;
+void md_unwind_end(void) MEMDBG_HIDDEN;
 void md_stacktrace_init(void) MEMDBG_HIDDEN;
 uint32_t md_depot_put(const uintptr_t *frames, int n) MEMDBG_HIDDEN;
 int md_depot_get(uint32_t id, const uintptr_t **frames) MEMDBG_HIDDEN;

@@ -30,7 +30,11 @@ void md_stacktrace_init(void)
 {
     dl_iterate_phdr(find_self, 0);
     md_modules_refresh();
-    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    /* libunwind initializes itself here and opens its pipe (unwind_fds.c) */
+    if (md_unwind_begin()) {
+        unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+        md_unwind_end();
+    }
 }
 
 static bool in_self(uintptr_t pc)
@@ -45,7 +49,12 @@ int md_capture_stack(uintptr_t *frames, int max)
     md_modules_refresh();   /* a new module's frames need its table entry */
     int want = max + 24;
     if (want > (int)(sizeof raw / sizeof *raw)) want = (int)(sizeof raw / sizeof *raw);
+    if (!md_unwind_begin()) {
+        frames[0] = (uintptr_t)__builtin_return_address(0);
+        return 1;
+    }
     int n = unw_backtrace(raw, want);
+    md_unwind_end();
     int first = 0;
     while (first < n && in_self((uintptr_t)raw[first])) first++;
     if (first > 0) first--;
@@ -59,13 +68,20 @@ int md_capture_stack(uintptr_t *frames, int max)
 int md_capture_stack_from_ucontext(void *uc, uintptr_t *frames, int max)
 {
     unw_cursor_t cursor;
-    if (unw_init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) != 0) return 0;
+    if (max <= 0) return 0;
+    if (!md_unwind_begin()) {
+        frames[0] = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+        return 1;
+    }
     int n = 0;
-    do {
-        unw_word_t ip;
-        if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0 || ip == 0) break;
-        frames[n++] = (uintptr_t)ip;
-    } while (n < max && unw_step(&cursor) > 0);
+    if (unw_init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) == 0) {
+        do {
+            unw_word_t ip;
+            if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0 || ip == 0) break;
+            frames[n++] = (uintptr_t)ip;
+        } while (n < max && unw_step(&cursor) > 0);
+    }
+    md_unwind_end();
     return n;
 }
 
@@ -114,14 +130,10 @@ static bool frame_may_use_rbp(unw_cursor_t *c)
  * emit use RSP and RBP only; so a later call with the same key and the
  * same words has the same stack.  (Not recorded: an RSP reloaded from a
  * signal frame, when malloc is called from a signal handler.) */
-int md_unwind_recording(struct md_stack *st, int max)
+static int unwind_recording(struct md_stack *st, int max)
 {
     unw_context_t uc;
     unw_cursor_t c;
-    st->nslots = 0;
-    st->memoizable = false;
-    st->needs_bp = false;
-    md_modules_refresh();
     if (unw_getcontext(&uc) != 0 || unw_init_local(&c, &uc) != 0) return 0;
     int n = 0, skipped = 0;
     bool ok = true;
@@ -147,5 +159,20 @@ int md_unwind_recording(struct md_stack *st, int max)
         if (n >= 1) ok = ok && record_loc(st, &c, UNW_REG_IP) && record_loc(st, &c, UNW_X86_64_RBP);
     }
     st->memoizable = ok;
+    return n;
+}
+
+int md_unwind_recording(struct md_stack *st, int max)
+{
+    st->nslots = 0;
+    st->memoizable = false;
+    st->needs_bp = false;
+    md_modules_refresh();
+    if (!md_unwind_begin()) {   /* the program's own frame only */
+        st->buf[0] = st->entry_ra;
+        return max > 0 ? 1 : 0;
+    }
+    int n = unwind_recording(st, max);
+    md_unwind_end();
     return n;
 }

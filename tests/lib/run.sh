@@ -439,9 +439,8 @@ t_quarantine_zero_stress() {  # addresses reused at once: pending drops must fin
 # ------------------------------------------- issue 10: programs own their fds
 # (core: arena, backends, fork, options).  The program closes every fd >= 3
 # and takes the numbers for its own files; memdbg must not touch them.
-# Stacks are off in the two file tests (malloc_context_size=0): libunwind's
-# memory-validation pipe has the same problem (it reads, writes and closes
-# fixed descriptor numbers), see t_fd_files_stacks.
+# The two file tests run with stacks off (malloc_context_size=0) and on
+# (t_fd_files_stacks: libunwind's memory-validation pipe, unwind_fds.c).
 t_fd_files() {
     run "malloc_context_size=0" "$T/t_fd_hygiene" files
     clean && out_has '^ok 1000 fds$'
@@ -797,8 +796,7 @@ tap "background_thread=1 (opt-in helper thread)" t_background_thread
 tap "quarantine 0: immediate reuse with the background thread" t_quarantine_zero_stress
 tap "closefrom(3), 1,000 files: the program's file unchanged byte for byte" t_fd_files
 tap "program dup2's its file over fds 3..1023 (or RLIMIT_NOFILE-3): unchanged byte for byte" t_fd_dup2
-tap_todo "the same with malloc/free stacks (libunwind)" t_fd_files_stacks \
-    "libunwind's memory-validation pipe reads, writes and closes fixed fd numbers (stacktrace.c)"
+tap "the same with malloc/free stacks (libunwind's pipe kept out of the program's way)" t_fd_files_stacks
 tap "closefrom(3) then fork: child reads the parent's heap, writes stay apart" t_fd_fork
 tap "no size-class dead ends: 1 MiB after 20,000 small pairs in a 64 MiB arena" t_fragmentation
 if "$T/t_unshare" >/dev/null 2>&1; then
