@@ -573,6 +573,105 @@ tap "alloc-dealloc-mismatch malloc / delete" t_mismatch_malloc_delete
 tap "leak report grouped by stack, largest first" t_leaks
 tap "leaks: exitcode= is the exit status" t_leaks_exitcode
 tap "detect_leaks=0" t_leaks_off
+# ------------------------------------------ leak scan roots, suppressions, LSan interface
+# Roots are the loaded objects' writable segments, thread stacks, TLS and
+# registers (not every writable mapping), read without faulting.
+LEAK33='^SUMMARY: memdbg: 33 byte\(s\) leaked in 1 allocation\(s\)\.$'
+t_leak_roots() {   # global, inside a block, blocked thread's stack, __thread of main and of a thread, r15
+    run "" "$T/t_leak_roots" roots
+    rc_is 1 && out_has done && has '^Direct leak of 33 byte\(s\) in 1 object\(s\) allocated from:' &&
+    section_has '^Direct leak of 33' malloc lose_block main && has "$LEAK33"
+}
+t_leak_shared_eof() {   # a writable MAP_SHARED mapping 3 pages past its file's end: no SIGBUS
+    run "" "$T/t_leak_roots" shared-eof
+    rc_is 1 && out_has done && section_has '^Direct leak of 33' malloc lose_block main && has "$LEAK33"
+}
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+t_leak_reserve_time() {   # 64 GiB MAP_NORESERVE: the leak check adds (almost) nothing to the run
+    run "" "$T/t_leak_roots" reserve
+    rc_is 1 && has "$LEAK33" || return 1
+    local i t plain=999999 check=999999
+    for i in 1 2 3; do   # interleaved, best of three: the machine is shared
+        t=$(now_ms); run "detect_leaks=0" "$T/t_leak_roots" reserve-clean; t=$(( $(now_ms) - t ))
+        rc_is 0 || return 1
+        [ "$t" -lt "$plain" ] && plain=$t
+        t=$(now_ms); run "detect_leaks=1" "$T/t_leak_roots" reserve-clean; t=$(( $(now_ms) - t ))
+        clean || return 1
+        [ "$t" -lt "$check" ] && check=$t
+        [ "$t" -lt 20000 ] || break   # the old full-mapping scan: no need to wait three times
+    done
+    echo "#   64 GiB reservation: run with the leak check ${check} ms, without ${plain} ms (best of 3)"
+    [ "$check" -le $(( plain * 11 / 10 + 100 )) ] || [ "$check" -le $(( plain * 3 / 2 )) ] ||
+        fail "the leak check made the run take ${check} ms instead of ${plain} ms"
+}
+t_leak_signal_free() {   # free() in a signal handler that interrupted malloc/free is not lost
+    run "" "$T/t_signal_free"
+    clean && out_has '^freed 300 in the handler'
+}
+SUPP_PAT='leak:leak_big
+  leak:^leak_sm*l$  '
+t_suppress_function() {   # by function name (plain and anchored glob); what stays is reported
+    printf '# known leaks\n\n%s\n' "$SUPP_PAT" > "$WORK/supp"
+    run "suppressions=$WORK/supp" "$T/t_leak"
+    rc_is 1 && has '^Direct leak of 48 byte\(s\)' && has '^Indirect leak of 48 byte\(s\)' &&
+    hasnt 'leak of (1000|300) byte' && has '^Suppressions used:' &&
+    has '^ +1 +1000 leak_big$' && has '^ +3 +300 \^leak_sm\*l\$$' &&
+    has '^SUMMARY: memdbg: 96 byte\(s\) leaked in 2 allocation\(s\)\. 1300 byte\(s\) in 4 allocation\(s\) suppressed\.$' &&
+    hasnt WARNING
+}
+t_suppress_module() {   # by module name: a block calloc'd inside libelf
+    printf 'leak:libelf\n' > "$WORK/supp"
+    run "suppressions=$WORK/supp" "$T/t_lsan_api" elf
+    rc_is 1 && out_has 'elf allocated' && has '^ +1 +[0-9]+ libelf$' &&
+    section_has '^Direct leak of 91 byte' malloc lose main && hasnt '#[0-9]+ 0x[0-9a-f]+ .*libelf' &&
+    has '^SUMMARY: memdbg: 91 byte\(s\) leaked in 1 allocation\(s\)\. [0-9]+ byte\(s\) in 1 allocation\(s\) suppressed\.$' || return 1
+    printf 'leak:lose\n' > "$WORK/supp"   # every leak suppressed: no error, exit 0, the table stays
+    run "suppressions=$WORK/supp" "$T/t_lsan_api" ignore
+    rc_is 0 && hasnt ERROR && has '^ +1 +66 lose$' && has 'no unsuppressed leaks; 66 byte\(s\) in 1 allocation\(s\) suppressed'
+}
+t_suppress_bad_lines() {   # malformed lines warn with file:line and are skipped; a missing file warns
+    printf 'leak:leak_big\nthis line is wrong\nleak:\nfoo:bar\n' > "$WORK/supp"
+    run "suppressions=$WORK/supp" "$T/t_leak"
+    rc_is 1 && has "WARNING: suppressions $WORK/supp:2: expected 'leak:PATTERN': 'this line is wrong'" &&
+    has "WARNING: suppressions $WORK/supp:3: empty pattern" && has "WARNING: suppressions $WORK/supp:4: unknown suppression type" &&
+    has '^ +1 +1000 leak_big$' && has '^SUMMARY: memdbg: 396 byte\(s\) leaked in 5 allocation\(s\)\. 1000 byte' || return 1
+    run "suppressions=$WORK/no-such-file" "$T/t_leak"
+    rc_is 1 && has "WARNING: suppressions $WORK/no-such-file: file not found" && has 'SUMMARY: memdbg: 1396 byte'
+}
+t_lsan_ignore_object() {
+    run "" "$T/t_lsan_api" ignore
+    rc_is 1 && out_has done && section_has '^Direct leak of 66 byte' malloc lose main &&
+    has '^SUMMARY: memdbg: 66 byte\(s\) leaked in 1 allocation\(s\)\.$'
+}
+t_lsan_disable_enable() {
+    run "" "$T/t_lsan_api" disable
+    rc_is 1 && out_has done && section_has '^Direct leak of 72 byte' malloc lose main &&
+    has '^SUMMARY: memdbg: 72 byte\(s\) leaked in 1 allocation\(s\)\.$' || return 1
+    run "" "$T/t_lsan_api" enable
+    rc_is 0 && out_has done && has 'WARNING: unmatched call to __lsan_enable'
+}
+t_lsan_leak_checks() {   # recoverable check twice, then the final one ends the program
+    run "" "$T/t_lsan_api" check
+    rc_is 1 && out_has '^first 0$' && out_has '^second 1$' && ! grep -q survived "$OUT" &&
+    [ "$(grep -c '^SUMMARY: memdbg: 81 byte(s) leaked in 1 allocation(s)\.$' "$ERR")" = 2 ] ||
+        fail "expected two reports of the 81-byte leak and no third"
+}
+t_lsan_register_root() {   # a pointer only in a callee-saved register during __lsan_do_leak_check
+    run "" "$T/t_lsan_api" register
+    rc_is 0 && out_has '^checked$' && hasnt ERROR
+}
+tap "leak roots: global, block, thread stack, __thread (main, thread), register" t_leak_roots
+tap "leak scan with a MAP_SHARED mapping longer than its file: no SIGBUS" t_leak_shared_eof
+tap "leak scan with a 64 GiB MAP_NORESERVE reservation: exit time" t_leak_reserve_time
+tap "free() from a signal handler inside malloc/free: no false leak" t_leak_signal_free
+tap "suppressions=FILE by function name; Suppressions used table" t_suppress_function
+tap "suppressions=FILE by module name; all suppressed exits 0" t_suppress_module
+tap "suppressions=FILE: malformed lines and a missing file warn" t_suppress_bad_lines
+tap "__lsan_ignore_object" t_lsan_ignore_object
+tap "__lsan_disable / __lsan_enable" t_lsan_disable_enable
+tap "__lsan_do_recoverable_leak_check, __lsan_do_leak_check" t_lsan_leak_checks
+tap "__lsan_do_leak_check sees a pointer held in a register" t_lsan_register_root
+# ------------------------------------------ end of leak scan block
 tap "abort_on_error=1 dies by SIGABRT" t_abort_on_error
 tap "log_path= writes log_path.PID" t_log_path
 tap "exitcode= on a fault" t_exitcode_fault
