@@ -301,8 +301,12 @@ static void release_block(struct md_slot *s, struct md_stack *st)
 void md_free(void *p, int dealloc)
 {
     if (!p || md_is_internal(p)) return;
-    /* inside memdbg (a signal handler interrupted it): later, never here */
-    if (md_in_runtime) { md_defer_free(p, dealloc); return; }
+    /* inside memdbg (a signal handler interrupted it): a heap block is
+     * freed later (dropping it made a false leak), never here */
+    if (md_in_runtime) {
+        if (md_in_arena((uintptr_t)p)) md_defer_free(p, dealloc);
+        return;
+    }
     md_drain_deferred_frees();
     md_ensure_init();
     md_in_runtime++;

@@ -577,8 +577,9 @@ tap "detect_leaks=0" t_leaks_off
 # Roots are the loaded objects' writable segments, thread stacks, TLS and
 # registers (not every writable mapping), read without faulting.
 LEAK33='^SUMMARY: memdbg: 33 byte\(s\) leaked in 1 allocation\(s\)\.$'
-t_leak_roots() {   # global, inside a block, blocked thread's stack, __thread of main and of a thread, r15
-    run "" "$T/t_leak_roots" roots
+t_leak_roots() {   # global, inside a block, blocked thread's stack, __thread of main and of a thread, r15,
+                   # dynamic TLS of a dlopen'd module
+    run "" "$T/t_leak_roots" roots "$T/mod_dtls.so"
     rc_is 1 && out_has done && has '^Direct leak of 33 byte\(s\) in 1 object\(s\) allocated from:' &&
     section_has '^Direct leak of 33' malloc lose_block main && has "$LEAK33"
 }
@@ -660,7 +661,7 @@ t_lsan_register_root() {   # a pointer only in a callee-saved register during __
     run "" "$T/t_lsan_api" register
     rc_is 0 && out_has '^checked$' && hasnt ERROR
 }
-tap "leak roots: global, block, thread stack, __thread (main, thread), register" t_leak_roots
+tap "leak roots: global, block, thread stack, __thread (main, thread), dlopen TLS, register" t_leak_roots
 tap "leak scan with a MAP_SHARED mapping longer than its file: no SIGBUS" t_leak_shared_eof
 tap "leak scan with a 64 GiB MAP_NORESERVE reservation: exit time" t_leak_reserve_time
 tap "free() from a signal handler inside malloc/free: no false leak" t_leak_signal_free

@@ -4,6 +4,8 @@
  *   11 a global          12 only inside the 11-byte block
  *   13 a blocked thread's stack   14 another thread's __thread variable
  *   15 main's __thread variable   16 a register of main's caller of exit
+ *   17, 18 only in a dynamic TLS variable (module argv[2], dlopen'd) of
+ *           main and of the blocked TLS thread (mode "roots" with argv[2])
  *   33 lost
  * Modes: "roots" (the above), "shared-eof" (plus a writable MAP_SHARED
  * file mapping three pages longer than its 100-byte file), "reserve" (plus
@@ -11,6 +13,7 @@
  * "reserve-clean" (the reservation, and the 33-byte block is not lost:
  * nothing to report, so the run time is the scan's, not the symbolizer's). */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -23,6 +26,7 @@ void *global_root;
 static __thread void *tls_main;
 static __thread void *tls_other;
 static int ready_pipe[2], block_pipe[2];
+static void (*dyn_tls_set)(size_t);
 
 /* overwrite dead stack slots so no stale copy of a pointer survives */
 __attribute__((noinline)) void scrub_stack(void) { volatile char junk[16384]; memset((char *)junk, 0, sizeof junk); }
@@ -43,6 +47,7 @@ void *tls_thread(void *arg)
 {
     (void)arg;
     tls_other = malloc(14);
+    if (dyn_tls_set) dyn_tls_set(18);
     char c = 1;
     write(ready_pipe[1], &c, 1);
     read(block_pipe[0], &c, 1);
@@ -80,6 +85,12 @@ int main(int argc, char **argv)
         char *m = mmap(0, (size_t)64 << 30, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (m == MAP_FAILED) { perror("mmap 64G"); return 2; }
         m[12345] = 1;
+    }
+    if (argc > 2) {
+        void *h = dlopen(argv[2], RTLD_NOW);
+        dyn_tls_set = h ? (void (*)(size_t))dlsym(h, "dyn_tls_set") : 0;
+        if (!dyn_tls_set) { printf("cannot load %s: %s\n", argv[2], dlerror()); return 2; }
+        dyn_tls_set(17);
     }
     if (pipe(ready_pipe) || pipe(block_pipe)) return 2;
     global_root = malloc(11);
