@@ -97,75 +97,78 @@ static const struct mapping *mapping_of(uintptr_t a)
     return 0;
 }
 
+static bool pvr_refused(void) { return errno == ENOSYS || errno == EPERM; }
+
 /* Reads [a, a+n) (within one page) into dst; false if it cannot be read. */
 static bool read_page_part(void *dst, uintptr_t a, size_t n)
 {
-    for (;;) {
-        if (read_method == 0 || read_method == 1) {
-            struct iovec l = { dst, n }, r = { (void *)a, n };
-            ssize_t got = process_vm_readv(self_pid, &l, 1, &r, 1, 0);
-            if (got == (ssize_t)n) { read_method = 1; return true; }
-            if (got >= 0 || errno == EFAULT || errno == ESRCH || errno == ENOMEM) {
-                if (read_method == 0 && got < 0 && errno != EFAULT) read_method = 2; else { read_method = 1; return false; }
-            } else {
-                read_method = 2;   /* ENOSYS, EPERM (seccomp): try /proc/self/mem */
-            }
-        }
-        if (read_method == 2) {
-            if (mem_fd < 0) mem_fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
-            if (mem_fd >= 0) {
-                ssize_t got = pread(mem_fd, dst, n, (off_t)a);
-                if (got == (ssize_t)n) return true;
-                if (got >= 0 || errno == EIO || errno == EFAULT) return false;
-            }
-            read_method = 3;
-        }
-        /* plain loads, only where /proc/self/maps shows private readable memory
-         * (a shared file mapping may end past its file: SIGBUS) */
-        const struct mapping *m = mapping_of(a);
-        if (!m || !m->readable || !m->private_mem || a + n > m->hi) return false;
-        memcpy(dst, (const void *)a, n);
-        return true;
+    if (read_method <= 1) {
+        struct iovec l = { dst, n }, r = { (void *)a, n };
+        ssize_t got = process_vm_readv(self_pid, &l, 1, &r, 1, 0);
+        if (got == (ssize_t)n) { read_method = 1; return true; }
+        if (got >= 0 || !pvr_refused()) return false;
+        read_method = 2;   /* seccomp or no CONFIG_CROSS_MEMORY_ATTACH: /proc/self/mem */
     }
+    if (read_method == 2) {
+        if (mem_fd < 0) mem_fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+        if (mem_fd >= 0) {
+            ssize_t got = pread(mem_fd, dst, n, (off_t)a);
+            if (got == (ssize_t)n) return true;
+            if (got >= 0 || errno == EIO || errno == EFAULT) return false;
+        }
+        read_method = 3;
+    }
+    /* plain loads, only where /proc/self/maps shows private readable memory
+     * (a shared file mapping may end before the mapping does: SIGBUS) */
+    const struct mapping *m = mapping_of(a);
+    if (!m || !m->readable || !m->private_mem || a + n > m->hi) return false;
+    memcpy(dst, (const void *)a, n);
+    return true;
 }
 
-/* Scans the words of [lo, hi) read safely; heap words go to consider(). */
+/* Scans the words of [lo, hi) that can be read; heap words go to consider(). */
 void md_scan_foreign(uintptr_t lo, uintptr_t hi, void (*consider)(uintptr_t))
 {
     lo = (lo + 7) & ~(uintptr_t)7;
     hi &= ~(uintptr_t)7;
     while (lo < hi) {
-        /* fill the chunk page by page (process_vm_readv does not split an
-         * iovec at a bad page, so one page per iovec; do them in a batch) */
+        /* up to 16 pages, one iovec each: process_vm_readv stops at the
+         * first iovec it cannot read, so a bad page costs only itself */
         uintptr_t end = hi - lo > CHUNK ? lo + CHUNK : hi;
         struct iovec l[16], r[16];
         size_t nio = 0, want = 0;
-        uintptr_t a = lo;
-        while (a < end && nio < 16) {
+        for (uintptr_t a = lo; a < end && nio < 16; nio++) {
             uintptr_t pe = (a | (MD_PAGE - 1)) + 1;
             if (pe > end) pe = end;
             l[nio].iov_base = (char *)chunk + want;
-            l[nio].iov_len = pe - a;
             r[nio].iov_base = (void *)a;
-            r[nio].iov_len = pe - a;
+            l[nio].iov_len = r[nio].iov_len = pe - a;
             want += pe - a;
-            nio++;
             a = pe;
         }
         size_t got = 0;
-        if (read_method == 1 || read_method == 0) {
+        bool bad = false;
+        if (read_method <= 1) {
             ssize_t n = process_vm_readv(self_pid, l, nio, r, nio, 0);
-            if (n > 0) { got = (size_t)n; read_method = 1; }
+            if (n >= 0) {
+                read_method = 1;
+                got = (size_t)n;
+                bad = got < want;
+            } else if (!pvr_refused()) {
+                bad = true;   /* the first page */
+            } else {
+                read_method = 2;
+            }
         }
-        if (got == 0) {
-            /* the first page is unreadable, or another method is in use */
-            size_t first = l[0].iov_len;
-            if (read_page_part(chunk, lo, first)) got = first;
-            else { lo += first; continue; }
+        if (read_method >= 2) {
+            for (size_t i = 0; i < nio; i++) {
+                if (!read_page_part(l[i].iov_base, (uintptr_t)r[i].iov_base, l[i].iov_len)) { bad = true; break; }
+                got += l[i].iov_len;
+            }
         }
         for (size_t i = 0; i + 8 <= got; i += 8) consider(chunk[i / 8]);
         lo += got;
-        if (got < want) lo = (lo | (MD_PAGE - 1)) + 1;   /* skip the page that failed */
+        if (bad) lo = (lo | (MD_PAGE - 1)) + 1;   /* skip the page that failed */
     }
 }
 

@@ -583,7 +583,7 @@ t_leak_roots() {   # global, inside a block, blocked thread's stack, __thread of
     rc_is 1 && out_has done && has '^Direct leak of 33 byte\(s\) in 1 object\(s\) allocated from:' &&
     section_has '^Direct leak of 33' malloc lose_block main && has "$LEAK33"
 }
-t_leak_shared_eof() {   # a writable MAP_SHARED mapping 3 pages past its file's end: no SIGBUS
+t_leak_shared_eof() {   # a writable MAP_SHARED mapping 3 pages past its file's end: no SIGBUS, even registered as a root
     run "" "$T/t_leak_roots" shared-eof
     rc_is 1 && out_has done && section_has '^Direct leak of 33' malloc lose_block main && has "$LEAK33"
 }

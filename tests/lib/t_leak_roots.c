@@ -6,6 +6,9 @@
  *   15 main's __thread variable   16 a register of main's caller of exit
  *   17, 18 only in a dynamic TLS variable (module argv[2], dlopen'd) of
  *           main and of the blocked TLS thread (mode "roots" with argv[2])
+ *   19 only in the shared file mapping (mode "shared-eof"), which is
+ *           registered with __lsan_register_root_region: read without a
+ *           fault although three of its four pages lie past the file's end
  *   33 lost
  * Modes: "roots" (the above), "shared-eof" (plus a writable MAP_SHARED
  * file mapping three pages longer than its 100-byte file), "reserve" (plus
@@ -27,6 +30,7 @@ static __thread void *tls_main;
 static __thread void *tls_other;
 static int ready_pipe[2], block_pipe[2];
 static void (*dyn_tls_set)(size_t);
+void __lsan_register_root_region(const void *p, size_t size) __attribute__((weak));
 
 /* overwrite dead stack slots so no stale copy of a pointer survives */
 __attribute__((noinline)) void scrub_stack(void) { volatile char junk[16384]; memset((char *)junk, 0, sizeof junk); }
@@ -81,6 +85,8 @@ int main(int argc, char **argv)
         char *m = mmap(0, 4 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (m == MAP_FAILED) { perror("mmap"); return 2; }
         m[0] = 1;   /* page 0 exists; pages 1-3 lie past the end of the file */
+        *(void **)(m + 64) = malloc(19);
+        if (__lsan_register_root_region) __lsan_register_root_region(m, 4 * 4096);
     } else if (!strncmp(mode, "reserve", 7)) {
         char *m = mmap(0, (size_t)64 << 30, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (m == MAP_FAILED) { perror("mmap 64G"); return 2; }
