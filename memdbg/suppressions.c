@@ -173,11 +173,12 @@ static void split_location(const char *t, size_t n, const char **fn, size_t *fnl
     if (rest != t) { *fn = rest; *fnlen = (size_t)(cut - rest); }
 }
 
-static bool frame_matches(const char *pat, uintptr_t pc)
+/* The first suppression matching the frame's module path, function or
+ * source file (the frame is symbolized once for all patterns), or -1. */
+static int frame_match(uintptr_t pc)
 {
     Dl_info di;
-    if (dladdr((void *)(pc - 1), &di) && di.dli_fname && template_match(pat, di.dli_fname, md_strlen(di.dli_fname)))
-        return true;
+    const char *module = dladdr((void *)(pc - 1), &di) ? di.dli_fname : 0;
     char mem[1024];
     struct md_buf b;
     md_buf_init(&b, mem, sizeof mem, -1);
@@ -185,8 +186,14 @@ static bool frame_matches(const char *pat, uintptr_t pc)
     const char *fn, *file;
     size_t fnlen, filelen;
     split_location(mem, b.len, &fn, &fnlen, &file, &filelen);
-    if (!fn && !file) return template_match(pat, mem, b.len);
-    return template_match(pat, fn, fnlen) || template_match(pat, file, filelen);
+    for (int k = 0; k < nsupps; k++) {
+        const char *pat = supps[k].pattern;
+        if (module && template_match(pat, module, md_strlen(module))) return k;
+        if (!fn && !file ? template_match(pat, mem, b.len)
+                         : template_match(pat, fn, fnlen) || template_match(pat, file, filelen))
+            return k;
+    }
+    return -1;
 }
 
 bool md_have_suppressions(void)
@@ -203,8 +210,8 @@ int md_suppression_for(uint32_t stack)
     int n = md_depot_get(stack, &f);
     for (int i = 0; i < n; i++) {
         if (f[i] - md_heap.self_start < md_heap.self_end - md_heap.self_start) continue;
-        for (int k = 0; k < nsupps; k++)
-            if (frame_matches(supps[k].pattern, f[i])) return k;
+        int k = frame_match(f[i]);
+        if (k >= 0) return k;
     }
     return -1;
 }
