@@ -248,7 +248,22 @@ static void load_maps(void)
 
 /* ---- the roots ---- */
 
-struct root_ctx { void (*consider)(uintptr_t); uintptr_t self_data; };
+struct root_ctx { void (*consider)(uintptr_t); uintptr_t self_data, exe_base; };
+
+/* Loaded objects' address ranges, for suppressions by module name without
+ * dladdr (which takes ld.so's load lock: a thread inside dlopen may hold it
+ * while it waits for the heap lock that the check holds). */
+#define MAX_MODULE_RANGES 1024
+static struct { uintptr_t lo, hi; const char *name; } modules[MAX_MODULE_RANGES];
+static int nmodules;
+static char exe_path[512];
+
+const char *md_module_of(uintptr_t pc)
+{
+    for (int i = 0; i < nmodules; i++)
+        if (pc - modules[i].lo < modules[i].hi - modules[i].lo) return modules[i].name;
+    return 0;
+}
 
 /* Writable PT_LOAD segments of every loaded object but memdbg itself (its
  * tables point at every block). */
@@ -261,6 +276,15 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
         if (ph->p_type == PT_LOAD && c->self_data - lo < ph->p_memsz) self = true;
+    }
+    const char *name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : 0;
+    if (!name && info->dlpi_addr == c->exe_base) name = exe_path;
+    for (int i = 0; i < info->dlpi_phnum && name; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || nmodules == MAX_MODULE_RANGES) continue;
+        modules[nmodules].lo = info->dlpi_addr + ph->p_vaddr;
+        modules[nmodules].hi = modules[nmodules].lo + ph->p_memsz;
+        modules[nmodules++].name = name;
     }
     if (self) return 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -390,6 +414,26 @@ void md_leak_root_region(const void *p, size_t size, bool add)
     pthread_mutex_unlock(&md_heap.lock);
 }
 
+/* Before the heap lock is taken: what needs ld.so's lock (dlsym). */
+static uintptr_t exe_base;
+
+void md_scan_roots_prepare(void)
+{
+    if (pthread_size) return;
+    void (*info)(size_t *, size_t *) = (void (*)(size_t *, size_t *))dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info");
+    size_t align;
+    if (info) info(&static_tls_size, &align);
+    if (static_tls_size > ((size_t)16 << 20)) static_tls_size = 0;
+    const unsigned *ps = dlsym(RTLD_DEFAULT, "_thread_db_sizeof_pthread");
+    pthread_size = ps ? *ps : MD_PAGE;
+    ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
+    exe_path[n > 0 ? n : 0] = 0;
+    const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
+    size_t phnum = getauxval(AT_PHNUM);
+    for (size_t i = 0; ph && i < phnum; i++)
+        if (ph[i].p_type == PT_PHDR) exe_base = (uintptr_t)ph - ph[i].p_vaddr;
+}
+
 /* Feeds every root word to consider(); called with the heap lock held.
  * Returns the number of threads whose stack could not be found. */
 __attribute__((noinline)) size_t md_scan_roots(void (*consider)(uintptr_t))
@@ -410,16 +454,8 @@ __attribute__((noinline)) size_t md_scan_roots(void (*consider)(uintptr_t))
 #endif
     self_pid = getpid();
     load_maps();
-    if (!pthread_size) {
-        void (*info)(size_t *, size_t *) = (void (*)(size_t *, size_t *))dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info");
-        size_t align;
-        if (info) info(&static_tls_size, &align);
-        const unsigned *ps = dlsym(RTLD_DEFAULT, "_thread_db_sizeof_pthread");
-        pthread_size = ps ? *ps : MD_PAGE;
-        if (static_tls_size > ((size_t)16 << 20)) static_tls_size = 0;
-    }
-
-    struct root_ctx c = { consider, (uintptr_t)&md_heap };
+    struct root_ctx c = { consider, (uintptr_t)&md_heap, exe_base };
+    nmodules = 0;
     dl_iterate_phdr(phdr_cb, &c);
 
     pid_t self_tid = (pid_t)syscall(SYS_gettid);

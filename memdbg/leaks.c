@@ -302,6 +302,14 @@ static bool turned_off(void)
     return off && off();
 }
 
+/* What takes ld.so's lock (dlsym) happens before the heap lock: a thread
+ * inside dlopen holds the former while it waits for the latter. */
+static void leak_prepare(void)
+{
+    md_scan_roots_prepare();
+    md_have_suppressions();
+}
+
 /* Takes the heap lock, but does not wait forever: exit() may come from a
  * signal handler that interrupted malloc on this very thread. */
 static bool lock_for_check(void)
@@ -323,6 +331,7 @@ int md_leak_check_now(bool final)
     md_drain_deferred_frees();
     md_in_runtime++;
     if (final) final_check_done = 1;
+    leak_prepare();
     if (!lock_for_check()) { md_in_runtime--; return 0; }
     bool leaked = report_leaks();
     if (leaked && final) {
@@ -340,6 +349,7 @@ static void at_exit(void)
     md_drain_deferred_frees();
     md_in_runtime++;
     bool check_leaks = md_opt.detect_leaks && !final_check_done && !turned_off();
+    if (check_leaks) leak_prepare();
     if (!lock_for_check()) { md_in_runtime--; return; }
     if (md_opt.check_at_exit) check_live_padding();
     bool leaked = check_leaks && report_leaks();

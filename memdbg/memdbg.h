@@ -274,7 +274,9 @@ int md_decode_access_size(const unsigned char *pc) MEMDBG_HIDDEN;
  *      (leaks.c, leak_roots.c, suppressions.c, lsan_api.c, deferred_free.c) ---- */
 int md_leak_check_now(bool final) MEMDBG_HIDDEN;       /* 1: leaks found (final: exits then) */
 void md_leak_thread_start(void) MEMDBG_HIDDEN;         /* a thread's first md_thread_id() */
+void md_scan_roots_prepare(void) MEMDBG_HIDDEN;        /* before taking the heap lock */
 size_t md_scan_roots(void (*consider)(uintptr_t)) MEMDBG_HIDDEN; /* heap lock held */
+const char *md_module_of(uintptr_t pc) MEMDBG_HIDDEN;   /* path of the loaded object, after a scan */
 void md_scan_foreign(uintptr_t lo, uintptr_t hi, void (*consider)(uintptr_t)) MEMDBG_HIDDEN;
 bool md_allocated_by_ldso(uint32_t stack) MEMDBG_HIDDEN;
 void md_leak_root_region(const void *p, size_t size, bool add) MEMDBG_HIDDEN;

@@ -177,8 +177,7 @@ static void split_location(const char *t, size_t n, const char **fn, size_t *fnl
  * source file (the frame is symbolized once for all patterns), or -1. */
 static int frame_match(uintptr_t pc)
 {
-    Dl_info di;
-    const char *module = dladdr((void *)(pc - 1), &di) ? di.dli_fname : 0;
+    const char *module = md_module_of(pc - 1);
     char mem[1024];
     struct md_buf b;
     md_buf_init(&b, mem, sizeof mem, -1);
