@@ -597,20 +597,24 @@ timed() {
 t_leak_reserve_time() {   # 64 GiB MAP_NORESERVE: the leak check adds (almost) nothing to the run
     run "" "$T/t_leak_roots" reserve
     rc_is 1 && has "$LEAK33" || return 1
-    local i pw=999999 pc=999999 cw=999999 cc=999999
+    local i pw=999999 pc=999999 cw=999999 cc=999999 slack=100
     for i in 1 2 3 4 5; do   # interleaved, best of 3 to 5: the machine is shared (and the guest is TCG)
         timed "detect_leaks=0" "$T/t_leak_roots" reserve-clean
         rc_is 0 || return 1
         [ "$WALL_MS" -lt "$pw" ] && pw=$WALL_MS; [ "$CPU_MS" -lt "$pc" ] && pc=$CPU_MS
+        [ $(( pc / 2 )) -gt "$slack" ] && slack=$(( pc / 2 ))
         timed "detect_leaks=1" "$T/t_leak_roots" reserve-clean
         clean || return 1
         [ "$WALL_MS" -lt "$cw" ] && cw=$WALL_MS; [ "$CPU_MS" -lt "$cc" ] && cc=$CPU_MS
         [ "$WALL_MS" -lt 20000 ] || break   # the old full-mapping scan: no need to wait again
-        [ "$i" -ge 3 ] && { [ "$cw" -le $(( pw * 11 / 10 + 100 )) ] || [ "$cc" -le $(( pc * 11 / 10 + 100 )) ]; } && break
+        [ "$i" -ge 3 ] && { [ "$cw" -le $(( pw * 11 / 10 + slack )) ] || [ "$cc" -le $(( pc * 11 / 10 + slack )) ]; } && break
     done
     echo "#   64 GiB reservation: with the leak check ${cw} ms (cpu ${cc} ms), without ${pw} ms (cpu ${pc} ms); best of $i"
-    # within 10% (+100 ms of scheduling noise) of the plain run, by wall or by CPU time
-    [ "$cw" -le $(( pw * 11 / 10 + 100 )) ] || [ "$cc" -le $(( pc * 11 / 10 + 100 )) ] ||
+    # within 10% of the plain run, by wall or by CPU time, plus noise: 100 ms
+    # on the host (the check itself takes ~1 ms there), half the plain run
+    # where runs are slow (TCG guest: best of 5 measured 762 vs 740 ms CPU
+    # once, 865 vs 644 ms another time); the landed scan took 46-52 s
+    [ "$cw" -le $(( pw * 11 / 10 + slack )) ] || [ "$cc" -le $(( pc * 11 / 10 + slack )) ] ||
         fail "the leak check made the run take ${cw} ms (cpu ${cc} ms) instead of ${pw} ms (cpu ${pc} ms)"
 }
 t_leak_signal_free() {   # free() in a signal handler that interrupted malloc/free is not lost
