@@ -15,7 +15,10 @@ static int init_state;                      /* 0 none, 1 running, 2 done */
 
 uint32_t md_thread_id(void)
 {
-    if (!tls_thread_id) tls_thread_id = __atomic_add_fetch(&next_thread_id, 1, __ATOMIC_RELAXED);
+    if (!tls_thread_id) {
+        tls_thread_id = __atomic_add_fetch(&next_thread_id, 1, __ATOMIC_RELAXED);
+        md_leak_thread_start();   /* leak roots: this thread's stack and TLS */
+    }
     return tls_thread_id - 1;
 }
 
@@ -177,6 +180,7 @@ void *md_alloc(size_t size, size_t align, int kind, bool zero)
     s->free_stack = 0;
     s->free_tid = 0;
     s->next = 0;
+    md_leak_alloc_hook(id);
     bool fresh = s->flags & SLOT_F_FRESH;
     /* A recycled run (nonlinear) is padding already except where its last
      * block lay: fill only that (a few hundred bytes instead of a page). */
@@ -297,7 +301,13 @@ static void release_block(struct md_slot *s, struct md_stack *st)
 void md_free(void *p, int dealloc)
 {
     if (!p || md_is_internal(p)) return;
-    if (md_in_runtime) return;   /* cannot happen for heap pointers; never recurse */
+    /* inside memdbg (a signal handler interrupted it): a heap block is
+     * freed later (dropping it made a false leak), never here */
+    if (md_in_runtime) {
+        if (md_in_arena((uintptr_t)p)) md_defer_free(p, dealloc);
+        return;
+    }
+    md_drain_deferred_frees();
     md_ensure_init();
     md_in_runtime++;
     struct md_stack stack, *st = &stack;
@@ -415,6 +425,7 @@ static void *realloc_move(struct md_slot *s, size_t size, struct md_stack *st)
     t->free_stack = 0;
     t->free_tid = 0;
     t->next = 0;
+    md_leak_alloc_hook(id);
     record_stats_alloc(size);
     md_heap.realloc_moves++;
     md_heap.realloc_moved_pages += m;

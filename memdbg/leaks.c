@@ -1,14 +1,18 @@
 /* Exit-time work: padding check of live blocks, LeakSanitizer-style leak
  * report, print_stats, and the startup line.
  *
- * Leak detection is a conservative mark phase: every readable+writable
- * mapping except the arena and memdbg's own metadata is a root (globals,
- * thread stacks, other allocators' memory); blocks reachable from roots are
- * not leaks; the rest are direct leaks, or indirect when reachable only from
- * other leaked blocks.  Leaks are grouped by allocation stack, largest
+ * Leak detection is a conservative mark phase: the roots (leak_roots.c:
+ * loaded objects' writable segments, thread stacks, TLS, registers,
+ * registered regions), blocks ignored through the LSan interface, blocks
+ * the dynamic linker allocated and frees still queued (deferred_free.c)
+ * mark what they point to, transitively; of the rest, blocks whose
+ * allocation stack matches a suppression are suppressed together with what
+ * they reach; the others are direct leaks, or indirect when reachable only
+ * from other leaked blocks.  Leaks are grouped by allocation stack, largest
  * first. */
 
 #include "memdbg.h"
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,9 +26,11 @@ MEMDBG_HIDDEN void md_report_begin(struct md_buf *b);
 MEMDBG_HIDDEN void md_report_end(struct md_buf *b);
 MEMDBG_HIDDEN void md_put_pid_prefix(struct md_buf *b);
 
-static uint8_t *mark;          /* slot id -> 0 unreached, 1 reachable, 2 indirect */
+/* slot id -> 0 unreached, 1 reachable, 2 indirect, 3 suppressed */
+enum { M_NONE, M_REACHABLE, M_INDIRECT, M_SUPPRESSED };
+static uint8_t *mark;
 static uint32_t *work;
-static size_t nwork;
+static size_t nwork, mark_cap;
 
 static void consider(uintptr_t w, uint8_t how)
 {
@@ -36,6 +42,8 @@ static void consider(uintptr_t w, uint8_t how)
     mark[id] = how;
     work[nwork++] = id;
 }
+
+static void consider_root(uintptr_t w) { consider(w, M_REACHABLE); }
 
 static void scan_range(uintptr_t lo, uintptr_t hi, uint8_t how)
 {
@@ -51,43 +59,34 @@ static void drain(uint8_t how)
     }
 }
 
-static uintptr_t hex(const char **pp)
+/* Suppression of each allocation stack, memoized across checks (the
+ * symbolizer is slow): stack id -> suppression index + 2, 1 none. */
+#define SUPP_MEMO 4096
+static uint32_t memo_stack[SUPP_MEMO];
+static int memo_result[SUPP_MEMO];
+
+static int suppression_of(uint32_t stack)
 {
-    uintptr_t v = 0;
-    const char *p = *pp;
-    for (;; p++) {
-        char c = *p;
-        if (c >= '0' && c <= '9') v = v * 16 + (uintptr_t)(c - '0');
-        else if (c >= 'a' && c <= 'f') v = v * 16 + (uintptr_t)(c - 'a' + 10);
-        else break;
-    }
-    *pp = p;
-    return v;
+    uint32_t h = (stack * 2654435761u) % SUPP_MEMO;
+    if (memo_result[h] && memo_stack[h] == stack) return memo_result[h] - 2;
+    int k = md_suppression_for(stack);
+    memo_stack[h] = stack;
+    memo_result[h] = k + 2;
+    return k;
 }
 
-
-static void scan_roots(void)
+/* Marks the roots and everything else that is not a leak. */
+static void mark_live(void)
 {
-    FILE *f = fopen("/proc/self/maps", "re");
-    if (!f) return;
-    char line[1024];
-    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-    while (fgets(line, sizeof line, f)) {
-        const char *p = line;
-        uintptr_t lo = hex(&p);
-        p++;
-        uintptr_t hi = hex(&p);
-        p++;
-        if (p[0] != 'r' || p[1] != 'w') continue;
-        if (lo < md_heap.base + md_heap.size && hi > md_heap.base) continue;
-        if (md_is_metadata(lo, hi)) continue;
-        if (strstr(line, " /dev/") || strstr(line, "[vvar") || strstr(line, "[vsyscall")) continue;
-        /* our own stack: only the live part, above this frame */
-        if (sp >= lo && sp < hi) lo = sp;
-        scan_range(lo, hi, 1);
-        drain(1);
+    uint32_t n = md_heap.nslots;
+    md_scan_roots(consider_root);
+    for (uint32_t id = 1; id <= n; id++) {
+        struct md_slot *s = &md_heap.slots[id];
+        if (s->state != SLOT_LIVE || mark[id]) continue;
+        if (md_leak_ignored(id) || md_allocated_by_ldso(s->alloc_stack)) consider(s->user, M_REACHABLE);
     }
-    fclose(f);
+    md_deferred_foreach(consider_root);
+    drain(M_REACHABLE);
 }
 
 struct leak_group { uint32_t stack; uint8_t direct; size_t bytes, count; };
@@ -109,30 +108,65 @@ static int by_size(const void *a, const void *b)
 static bool report_leaks(void)
 {
     uint32_t n = md_heap.nslots;
-    mark = md_internal_alloc(n + 1, 16);
-    work = md_internal_alloc(((size_t)n + 1) * sizeof *work, 16);
-    if (!mark || !work) return false;
+    if (n + 1 > mark_cap) {   /* kept for the next check (the internal pool never frees) */
+        mark_cap = n + 1 + n / 4;
+        mark = md_internal_alloc(mark_cap, 16);
+        work = md_internal_alloc(mark_cap * sizeof *work, 16);
+        if (!mark || !work) { mark_cap = 0; return false; }
+    }
     memset(mark, 0, n + 1);
     nwork = 0;
-    scan_roots();
+    mark_live();
+    /* suppressed blocks, and what they keep alive */
+    size_t sup_bytes = 0, sup_blocks = 0;
+    if (md_have_suppressions()) {
+        for (uint32_t id = 1; id <= n; id++) {
+            struct md_slot *s = &md_heap.slots[id];
+            if (s->state != SLOT_LIVE || mark[id]) continue;
+            int k = suppression_of(s->alloc_stack);
+            if (k < 0) continue;
+            md_suppression_hit(k, s->size);
+            sup_bytes += s->size;
+            sup_blocks++;
+            mark[id] = M_SUPPRESSED;
+            work[nwork++] = id;
+            drain(M_SUPPRESSED);
+        }
+    }
     /* everything still unmarked is leaked; what those reach is indirect */
     for (uint32_t id = 1; id <= n; id++) {
         struct md_slot *s = &md_heap.slots[id];
         if (s->state != SLOT_LIVE || mark[id]) continue;
-        scan_range(s->user, s->user + s->size, 2);
-        drain(2);
+        scan_range(s->user, s->user + s->size, M_INDIRECT);
+        drain(M_INDIRECT);
     }
     size_t nleaks = 0;
     for (uint32_t id = 1; id <= n; id++)
-        if (md_heap.slots[id].state == SLOT_LIVE && mark[id] != 1) nleaks++;
-    if (!nleaks) return false;
+        if (md_heap.slots[id].state == SLOT_LIVE && (mark[id] == M_NONE || mark[id] == M_INDIRECT)) nleaks++;
+
+    struct md_buf buf, *b = &buf;
+    if (!nleaks) {
+        if (sup_blocks) {
+            md_report_begin(b);
+            md_print_suppressions_used(b);
+            md_put_pid_prefix(b);
+            md_puts(b, "memdbg: no unsuppressed leaks; ");
+            md_putu(b, sup_bytes);
+            md_puts(b, " byte(s) in ");
+            md_putu(b, sup_blocks);
+            md_puts(b, " allocation(s) suppressed.\n");
+            md_report_end(b);
+        }
+        return false;
+    }
 
     struct leak_group *g = md_internal_alloc(nleaks * sizeof *g, 16);
+    if (!g) return true;
     size_t k = 0;
     for (uint32_t id = 1; id <= n; id++) {
         struct md_slot *s = &md_heap.slots[id];
-        if (s->state != SLOT_LIVE || mark[id] == 1) continue;
-        g[k++] = (struct leak_group){ s->alloc_stack, mark[id] == 0, s->size, 1 };
+        if (s->state != SLOT_LIVE || (mark[id] != M_NONE && mark[id] != M_INDIRECT)) continue;
+        g[k++] = (struct leak_group){ s->alloc_stack, mark[id] == M_NONE, s->size, 1 };
     }
     qsort(g, k, sizeof *g, by_stack);
     size_t m = 0;
@@ -146,7 +180,6 @@ static bool report_leaks(void)
     }
     qsort(g, m, sizeof *g, by_size);
 
-    struct md_buf buf, *b = &buf;
     md_report_begin(b);
     md_puts(b, "\n=================================================================\n");
     md_put_pid_prefix(b);
@@ -164,11 +197,21 @@ static bool report_leaks(void)
         total += g[i].bytes;
         blocks += g[i].count;
     }
-    md_puts(b, "\nSUMMARY: memdbg: ");
+    md_putc(b, '\n');
+    md_print_suppressions_used(b);
+    md_puts(b, "SUMMARY: memdbg: ");
     md_putu(b, total);
     md_puts(b, " byte(s) leaked in ");
     md_putu(b, blocks);
-    md_puts(b, " allocation(s).\n");
+    md_puts(b, " allocation(s).");
+    if (sup_blocks) {
+        md_putc(b, ' ');
+        md_putu(b, sup_bytes);
+        md_puts(b, " byte(s) in ");
+        md_putu(b, sup_blocks);
+        md_puts(b, " allocation(s) suppressed.");
+    }
+    md_putc(b, '\n');
     md_report_end(b);
     return true;
 }
@@ -250,20 +293,66 @@ void md_print_startup(void)
     md_report_end(b);
 }
 
-static void at_exit(void)
+static int final_check_done;   /* __lsan_do_leak_check ran: none at exit */
+
+/* A program built for LSan may turn the check off: int __lsan_is_turned_off(void). */
+static bool turned_off(void)
 {
-    if (!md_heap.initialized) return;
-    md_in_runtime++;
-    /* exit() may come from a signal handler that interrupted malloc on this
-     * very thread: do not wait forever for the heap lock. */
+    int (*off)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "__lsan_is_turned_off");
+    return off && off();
+}
+
+/* What takes ld.so's lock (dlsym) happens before the heap lock: a thread
+ * inside dlopen holds the former while it waits for the latter. */
+static void leak_prepare(void)
+{
+    md_scan_roots_prepare();
+    md_have_suppressions();
+}
+
+/* Takes the heap lock, but does not wait forever: exit() may come from a
+ * signal handler that interrupted malloc on this very thread. */
+static bool lock_for_check(void)
+{
     int tries = 0;
     while (pthread_mutex_trylock(&md_heap.lock) != 0) {
-        if (++tries > 2000) { md_in_runtime--; return; }
+        if (++tries > 2000) return false;
         struct timespec ts = { 0, 1000000 };
         nanosleep(&ts, 0);
     }
+    return true;
+}
+
+/* __lsan_do_leak_check (final) and __lsan_do_recoverable_leak_check. */
+int md_leak_check_now(bool final)
+{
+    md_ensure_init();
+    if (!md_opt.detect_leaks || final_check_done) return 0;
+    md_drain_deferred_frees();
+    md_in_runtime++;
+    if (final) final_check_done = 1;
+    leak_prepare();
+    if (!lock_for_check()) { md_in_runtime--; return 0; }
+    bool leaked = report_leaks();
+    if (leaked && final) {
+        fflush(0);
+        _exit(md_opt.exitcode);
+    }
+    pthread_mutex_unlock(&md_heap.lock);
+    md_in_runtime--;
+    return leaked;
+}
+
+static void at_exit(void)
+{
+    if (!md_heap.initialized) return;
+    md_drain_deferred_frees();
+    md_in_runtime++;
+    bool check_leaks = md_opt.detect_leaks && !final_check_done && !turned_off();
+    if (check_leaks) leak_prepare();
+    if (!lock_for_check()) { md_in_runtime--; return; }
     if (md_opt.check_at_exit) check_live_padding();
-    bool leaked = md_opt.detect_leaks && report_leaks();
+    bool leaked = check_leaks && report_leaks();
     if (md_opt.print_stats) print_stats();
     if (leaked || md_heap.errors_reported) {
         fflush(0);
@@ -279,4 +368,3 @@ __attribute__((destructor)) static void md_destructor(void)
 {
     at_exit();
 }
-

@@ -44,8 +44,14 @@ MD_TEST_CXX := $(wildcard tests/lib/t_*.cc)
 MD_TEST_BINS := $(patsubst tests/lib/%.c,$(BUILD)/tests/lib/%,$(MD_TEST_C)) \
                 $(patsubst tests/lib/%.cc,$(BUILD)/tests/lib/%,$(MD_TEST_CXX))
 MD_EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/tests/lib/example_%,$(wildcard examples/demo_*.c))
+# modules the tests dlopen (tests/lib/mod_*.c -> mod_*.so)
+MD_TEST_MODS := $(patsubst tests/lib/%.c,$(BUILD)/tests/lib/%.so,$(wildcard tests/lib/mod_*.c))
 
-lib-tests: lib $(MD_TEST_BINS) $(MD_EXAMPLE_BINS)
+lib-tests: lib $(MD_TEST_BINS) $(MD_EXAMPLE_BINS) $(MD_TEST_MODS)
+
+$(BUILD)/tests/lib/mod_%.so: tests/lib/mod_%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(MD_TEST_CFLAGS) -shared -fPIC $< -o $@
 
 $(BUILD)/tests/lib/%: tests/lib/%.c
 	@mkdir -p $(dir $@)

@@ -45,6 +45,7 @@ struct md_options {
     int symbolize;
     int check_at_exit;           /* verify padding of live blocks at exit */
     int recycle_pages;           /* keep freed small blocks' pages for their slot's next block */
+    char suppressions[512];      /* LSan-style suppressions file (leak:PATTERN lines); empty: none */
 };
 extern struct md_options md_opt MEMDBG_HIDDEN;
 void md_options_init(void) MEMDBG_HIDDEN;
@@ -322,5 +323,34 @@ void md_report_fault_in_report(uintptr_t addr, uintptr_t pc) MEMDBG_HIDDEN __att
  * lock) that a thread of the parent, absent in the child, may hold.
  * Idempotent; registered with pthread_atfork by md_fault_init. */
 void md_report_fork_child(void) MEMDBG_HIDDEN;
+
+/* ---- leak check: roots, suppressions, LSan interface, deferred frees
+ *      (leaks.c, leak_roots.c, suppressions.c, lsan_api.c, deferred_free.c) ---- */
+int md_leak_check_now(bool final) MEMDBG_HIDDEN;       /* 1: leaks found (final: exits then) */
+void md_leak_thread_start(void) MEMDBG_HIDDEN;         /* a thread's first md_thread_id() */
+void md_scan_roots_prepare(void) MEMDBG_HIDDEN;        /* before taking the heap lock */
+size_t md_scan_roots(void (*consider)(uintptr_t)) MEMDBG_HIDDEN; /* heap lock held */
+const char *md_module_of(uintptr_t pc) MEMDBG_HIDDEN;   /* path of the loaded object, after a scan */
+void md_scan_foreign(uintptr_t lo, uintptr_t hi, void (*consider)(uintptr_t)) MEMDBG_HIDDEN;
+bool md_allocated_by_ldso(uint32_t stack) MEMDBG_HIDDEN;
+void md_leak_root_region(const void *p, size_t size, bool add) MEMDBG_HIDDEN;
+bool md_have_suppressions(void) MEMDBG_HIDDEN;
+int md_suppression_for(uint32_t stack) MEMDBG_HIDDEN;  /* index, -1 none */
+void md_suppression_hit(int k, size_t bytes) MEMDBG_HIDDEN;
+void md_print_suppressions_used(struct md_buf *b) MEMDBG_HIDDEN;
+extern int md_leak_ignore_on MEMDBG_HIDDEN;            /* __lsan_disable/ignore_object were used */
+void md_leak_note_alloc(uint32_t id) MEMDBG_HIDDEN;
+bool md_leak_ignored(uint32_t id) MEMDBG_HIDDEN;
+/* Every allocation (heap lock held): keeps the slot's ignore mark right. */
+static inline void md_leak_alloc_hook(uint32_t id) {
+    if (__atomic_load_n(&md_leak_ignore_on, __ATOMIC_ACQUIRE)) md_leak_note_alloc(id);
+}
+void md_defer_free(void *p, int dealloc) MEMDBG_HIDDEN;   /* free while md_in_runtime */
+void md_run_deferred_frees(void) MEMDBG_HIDDEN;
+void md_deferred_foreach(void (*fn)(uintptr_t)) MEMDBG_HIDDEN;
+extern int md_deferred_pending MEMDBG_HIDDEN;
+static inline void md_drain_deferred_frees(void) {
+    if (__atomic_load_n(&md_deferred_pending, __ATOMIC_RELAXED)) md_run_deferred_frees();
+}
 
 #endif

@@ -214,6 +214,12 @@ static void set_option(const char *key, size_t klen, const char *v, size_t vlen)
     BOOL_OPT("background_thread", background_thread)
     BOOL_OPT("recycle_pages", recycle_pages)
     BOOL_OPT("nonlinear_emulation", nonlinear_emulation)
+    if (eq(key, klen, "suppressions")) {   /* leaks.c reads it at the first leak check */
+        if (vlen == 0 || vlen >= sizeof md_opt.suppressions) bad(k, v, vlen, "expected a path");
+        memcpy(md_opt.suppressions, v, vlen);
+        md_opt.suppressions[vlen] = 0;
+        return;
+    }
 
     warn_unknown(key, klen);
 #undef BOOL_OPT

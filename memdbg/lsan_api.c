@@ -1,0 +1,112 @@
+/* The LeakSanitizer interface (sanitizer/lsan_interface.h), exported from
+ * libmemdbg.so so that programs written for LSan work unchanged: they
+ * declare these functions themselves (often weak) and call them.
+ *
+ *  __lsan_ignore_object(p)      the block holding p is never reported; it is
+ *                               a root (what it points to is not either)
+ *  __lsan_disable/__lsan_enable blocks this thread allocates in between are
+ *                               ignored that way (nestable, per thread)
+ *  __lsan_do_leak_check()       the exit-time check, now; exits with
+ *                               exitcode on leaks; no check at exit after it
+ *  __lsan_do_recoverable_leak_check()  a check now; 1 if leaks were found
+ *  __lsan_register_root_region / __lsan_unregister_root_region
+ *                               memory (e.g. the program's own mmap) that is
+ *                               scanned as a root
+ * Ignore marks are one byte per slot, set or cleared at every allocation
+ * once any of this was used (heap.c calls md_leak_alloc_hook). */
+
+#include "memdbg.h"
+#include <string.h>
+
+MEMDBG_HIDDEN void md_report_begin(struct md_buf *b);
+MEMDBG_HIDDEN void md_report_end(struct md_buf *b);
+MEMDBG_HIDDEN void md_put_pid_prefix(struct md_buf *b);
+
+int md_leak_ignore_on MEMDBG_HIDDEN;
+static uint8_t *ignored;               /* slot id -> 1: ignored by the leak check */
+static MEMDBG_TLS int disabled;        /* __lsan_disable depth of this thread */
+
+/* With the heap lock held. */
+static bool ignore_marks(void)
+{
+    if (!ignored) {
+        ignored = md_reserve((size_t)md_heap.max_slots + 1, "leak ignore marks");
+        __atomic_store_n(&md_leak_ignore_on, 1, __ATOMIC_RELEASE);
+    }
+    return true;
+}
+
+void md_leak_note_alloc(uint32_t id)
+{
+    ignored[id] = disabled > 0;
+}
+
+bool md_leak_ignored(uint32_t id)
+{
+    return ignored && ignored[id];
+}
+
+static void warn(const char *what)
+{
+    struct md_buf buf, *b = &buf;
+    md_report_begin(b);
+    md_put_pid_prefix(b);
+    md_puts(b, "memdbg: WARNING: ");
+    md_puts(b, what);
+    md_putc(b, '\n');
+    md_report_end(b);
+}
+
+MEMDBG_API void __lsan_ignore_object(const void *p)
+{
+    md_ensure_init();
+    md_in_runtime++;
+    pthread_mutex_lock(&md_heap.lock);
+    struct md_slot *s = md_slot_of_addr((uintptr_t)p);
+    bool ok = s && s->state == SLOT_LIVE && (uintptr_t)p >= s->user && (uintptr_t)p <= s->user + s->size;
+    if (ok && ignore_marks()) ignored[s - md_heap.slots] = 1;
+    pthread_mutex_unlock(&md_heap.lock);
+    md_in_runtime--;
+    if (!ok && md_opt.verbosity >= 1) warn("__lsan_ignore_object(): not a live heap block; ignored");
+}
+
+MEMDBG_API void __lsan_disable(void)
+{
+    md_ensure_init();
+    if (!__atomic_load_n(&md_leak_ignore_on, __ATOMIC_ACQUIRE)) {
+        md_in_runtime++;
+        pthread_mutex_lock(&md_heap.lock);
+        ignore_marks();
+        pthread_mutex_unlock(&md_heap.lock);
+        md_in_runtime--;
+    }
+    disabled++;
+}
+
+MEMDBG_API void __lsan_enable(void)
+{
+    if (disabled <= 0) { warn("unmatched call to __lsan_enable(); ignored"); return; }
+    disabled--;
+}
+
+MEMDBG_API void __lsan_do_leak_check(void)
+{
+    md_leak_check_now(true);
+}
+
+MEMDBG_API int __lsan_do_recoverable_leak_check(void)
+{
+    return md_leak_check_now(false);
+}
+
+MEMDBG_API void __lsan_register_root_region(const void *p, size_t size)
+{
+    md_ensure_init();
+    md_leak_root_region(p, size, true);
+}
+
+MEMDBG_API void __lsan_unregister_root_region(const void *p, size_t size)
+{
+    md_ensure_init();
+    md_leak_root_region(p, size, false);
+}
