@@ -434,6 +434,15 @@ void md_scan_roots_prepare(void)
         if (ph[i].p_type == PT_PHDR) exe_base = (uintptr_t)ph - ph[i].p_vaddr;
 }
 
+/* The stack pointer to scan this thread's stack from when the scan runs on
+ * memdbg's report stack (0: the current one). */
+static uintptr_t program_sp;
+
+void md_scan_roots_set_sp(uintptr_t sp)
+{
+    program_sp = sp;
+}
+
 /* Feeds every root word to consider(); called with the heap lock held.
  * Returns the number of threads whose stack could not be found. */
 __attribute__((noinline)) size_t md_scan_roots(void (*consider)(uintptr_t))
@@ -459,7 +468,7 @@ __attribute__((noinline)) size_t md_scan_roots(void (*consider)(uintptr_t))
     dl_iterate_phdr(phdr_cb, &c);
 
     pid_t self_tid = (pid_t)syscall(SYS_gettid);
-    scan_stack_from(sp, false, consider);
+    scan_stack_from(program_sp ? program_sp : sp, false, consider);
     (void)regs[0];
     scan_tls(thread_pointer(), consider);
     size_t unscanned = 0;

@@ -263,7 +263,7 @@ static void print_stats(void)
     /* Memory of the heap file: pages kept for reuse (recycle_pages) are
      * unmapped behind guards, so RSS does not show them. */
     struct stat st;
-    if (fstat(md_heap.fd, &st) == 0) {
+    if (md_heap_fd_ok() && fstat(md_heap.fd, &st) == 0) {
         md_puts(b, ", heap file "); md_putu(b, (unsigned long long)st.st_blocks / 2); md_puts(b, " KiB");
     }
     md_putc(b, '\n');
@@ -324,6 +324,42 @@ static bool lock_for_check(void)
 }
 
 /* __lsan_do_leak_check (final) and __lsan_do_recoverable_leak_check. */
+/* The checks symbolize, which needs a large stack: exit() or
+ * __lsan_do_leak_check() may come from a thread with a 64 KiB one.  They
+ * run on memdbg's report stack; the roots scan still starts at this
+ * thread's own stack pointer, taken here after the callee-saved registers
+ * were stored in this frame (they may hold the program's only copy of a
+ * pointer, e.g. one main kept in r15 when it called exit). */
+struct exit_checks { bool padding, leaks, stats, leaked; };
+
+static void run_checks(void *arg)
+{
+    struct exit_checks *c = arg;
+    if (c->padding) check_live_padding();
+    c->leaked = c->leaks && report_leaks();
+    if (c->stats) print_stats();
+}
+
+static __attribute__((noinline)) bool checks_on_report_stack(bool padding, bool leaks, bool stats)
+{
+    struct exit_checks c = { padding, leaks, stats, false };
+    volatile uintptr_t regs[6];
+    uintptr_t sp;
+#if defined(__x86_64__)
+    __asm__ volatile("mov %%rbx, 0(%1)\n\tmov %%rbp, 8(%1)\n\tmov %%r12, 16(%1)\n\tmov %%r13, 24(%1)\n\t"
+                     "mov %%r14, 32(%1)\n\tmov %%r15, 40(%1)\n\tmov %%rsp, %0"
+                     : "=r"(sp) : "r"(regs) : "memory");
+#else
+    __builtin_unwind_init();
+    sp = (uintptr_t)&regs[0];
+#endif
+    md_scan_roots_set_sp(sp);
+    md_with_report_stack(run_checks, &c);
+    md_scan_roots_set_sp(0);
+    (void)regs[0];
+    return c.leaked;
+}
+
 int md_leak_check_now(bool final)
 {
     md_ensure_init();
@@ -333,7 +369,7 @@ int md_leak_check_now(bool final)
     if (final) final_check_done = 1;
     leak_prepare();
     if (!lock_for_check()) { md_in_runtime--; return 0; }
-    bool leaked = report_leaks();
+    bool leaked = checks_on_report_stack(false, true, false);
     if (leaked && final) {
         fflush(0);
         _exit(md_opt.exitcode);
@@ -351,9 +387,7 @@ static void at_exit(void)
     bool check_leaks = md_opt.detect_leaks && !final_check_done && !turned_off();
     if (check_leaks) leak_prepare();
     if (!lock_for_check()) { md_in_runtime--; return; }
-    if (md_opt.check_at_exit) check_live_padding();
-    bool leaked = check_leaks && report_leaks();
-    if (md_opt.print_stats) print_stats();
+    bool leaked = checks_on_report_stack(md_opt.check_at_exit, check_leaks, md_opt.print_stats);
     if (leaked || md_heap.errors_reported) {
         fflush(0);
         _exit(md_opt.exitcode);

@@ -330,6 +330,7 @@ int md_leak_check_now(bool final) MEMDBG_HIDDEN;       /* 1: leaks found (final:
 void md_leak_thread_start(void) MEMDBG_HIDDEN;         /* a thread's first md_thread_id() */
 void md_scan_roots_prepare(void) MEMDBG_HIDDEN;        /* before taking the heap lock */
 size_t md_scan_roots(void (*consider)(uintptr_t)) MEMDBG_HIDDEN; /* heap lock held */
+void md_scan_roots_set_sp(uintptr_t sp) MEMDBG_HIDDEN;  /* scan from sp (0: current) */
 const char *md_module_of(uintptr_t pc) MEMDBG_HIDDEN;   /* path of the loaded object, after a scan */
 void md_scan_foreign(uintptr_t lo, uintptr_t hi, void (*consider)(uintptr_t)) MEMDBG_HIDDEN;
 bool md_allocated_by_ldso(uint32_t stack) MEMDBG_HIDDEN;

@@ -777,6 +777,11 @@ t_leak_roots() {   # global, inside a block, blocked thread's stack, __thread of
     rc_is 1 && out_has done && has '^Direct leak of 33 byte\(s\) in 1 object\(s\) allocated from:' &&
     section_has '^Direct leak of 33' malloc lose_block main && has "$LEAK33"
 }
+t_leak_exit_small_stack() {   # exit() from a 64 KiB-stack thread: the leak report runs on memdbg's stack
+    run "" "$T/t_exit_small_stack"
+    rc_is 1 && has '^Direct leak of 100 byte\(s\) in 1 object\(s\) allocated from:' &&
+    section_has '^Direct leak of 100' malloc leak_and_exit
+}
 t_leak_shared_eof() {   # a writable MAP_SHARED mapping 3 pages past its file's end: no SIGBUS, even registered as a root
     run "" "$T/t_leak_roots" shared-eof
     rc_is 1 && out_has done && section_has '^Direct leak of 33' malloc lose_block main && has "$LEAK33"
@@ -868,6 +873,7 @@ t_lsan_register_root() {   # a pointer only in a callee-saved register during __
     rc_is 0 && out_has '^checked$' && hasnt ERROR
 }
 tap "leak roots: global, block, thread stack, __thread (main, thread), dlopen TLS, register" t_leak_roots
+tap "exit() from a 64 KiB-stack thread: full leak report" t_leak_exit_small_stack
 tap "leak scan with a MAP_SHARED mapping longer than its file: no SIGBUS" t_leak_shared_eof
 tap "leak scan with a 64 GiB MAP_NORESERVE reservation: exit time" t_leak_reserve_time
 tap "free() from a signal handler inside malloc/free: no false leak" t_leak_signal_free
