@@ -20,7 +20,7 @@ export KERNEL VM_TIMEOUT BUILD
 HOST_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g
 
 .PHONY: all deps kernel kernel-patched kernel-stock kernel-debug kernel-export \
-	kernel-checkpatch vm-run tests check demo bench examples clean distclean help
+	kernel-checkpatch kernel-crosscheck vm-run tests check demo bench examples clean distclean help
 
 all: $(if $(wildcard memdbg/lib.mk),lib) cli examples
 
@@ -49,6 +49,11 @@ kernel-export:
 
 kernel-checkpatch:
 	@kernel/scripts/checkpatch-series.sh
+
+# Cross-build mm/ and fs/proc/ of the patched tree for arm64 and alpha
+# (optional cross compilers: gcc-aarch64-linux-gnu, gcc-alpha-linux-gnu).
+kernel-crosscheck:
+	@kernel/scripts/crosscheck.sh
 
 # --- guest runner --------------------------------------------------------------
 # make cannot exit with an arbitrary status: when CMD fails, make vm-run

@@ -20,6 +20,9 @@
 #   --cpus N                            [VM_CPUS]     default 2
 #   --swap MIB                          [VM_SWAP]     default 2048
 #   --kvm auto|on|off                   [VM_KVM]      default auto (probe)
+#   --cpu-model MODEL                   [VM_CPU_MODEL] TCG only: qemu -cpu value, default max
+#                                                     (e.g. 'max,vendor=GenuineIntel' makes the
+#                                                     guest kernel treat the CPU as L1TF-affected)
 #   --env NAME                          [VM_ENV]      pass a host variable (repeatable;
 #                                                     VM_ENV is a space-separated list)
 #   --console                           [VM_CONSOLE=1] copy the kernel console to stderr
@@ -42,6 +45,7 @@ mem=${VM_MEM:-2048}
 cpus=${VM_CPUS:-2}
 swap_mib=${VM_SWAP:-2048}
 kvm=${VM_KVM:-auto}
+cpu_model=${VM_CPU_MODEL:-max}
 console=${VM_CONSOLE:-0}
 append=${VM_APPEND:-}
 pass_env=${VM_ENV:-}
@@ -59,6 +63,7 @@ while [ $# -gt 0 ]; do
 	--cpus) need_value "$@"; cpus=$2; shift 2 ;;
 	--swap) need_value "$@"; swap_mib=$2; shift 2 ;;
 	--kvm) need_value "$@"; kvm=$2; shift 2 ;;
+	--cpu-model) need_value "$@"; cpu_model=$2; shift 2 ;;
 	--env) need_value "$@"; pass_env+=" $2"; shift 2 ;;
 	--console) console=1; shift ;;
 	--append) need_value "$@"; append+=" $2"; shift 2 ;;
@@ -164,7 +169,7 @@ kvm_works() {
 	return 1
 }
 
-accel=(-accel tcg,thread=multi -cpu max)
+accel=(-accel tcg,thread=multi -cpu "$cpu_model")
 case $kvm in
 on) accel=(-enable-kvm -cpu host) ;;
 auto) if kvm_works; then accel=(-enable-kvm -cpu host); fi ;;

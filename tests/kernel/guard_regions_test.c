@@ -930,7 +930,7 @@ TEST_F(gr, pagemap_mincore_smaps)
 
 	/*
 	 * PAGEMAP_SCAN of the guard at page 2: neither present nor swapped,
-	 * as pagemap says (patch 13: before it, pagemap_page_category() took
+	 * as pagemap says (patch 7, formerly 13: before it, pagemap_page_category() took
 	 * every non-none, non-present pte for a swap pte).
 	 */
 	cats = pm_scan_categories(m + 2 * pg());
