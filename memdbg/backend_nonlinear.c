@@ -52,8 +52,17 @@ static int nonlinear_probe(char *why, size_t whylen)
         why[whylen - 1] = 0;
         return 0;
     }
-    int fd = md_memfd("memdbg-probe");
+    int fd = -1;
     char *p = MAP_FAILED;
+    /* The documented query (docs/kernel.md, "Detecting MAP_CHGPROT"):
+     * kernels without per-page protections refuse it, and it changes
+     * nothing on any kernel.  The trial below still checks the behaviour. */
+    if (syscall(SYS_remap_file_pages, 0UL, 0UL, 0UL, 0UL, (unsigned long)MAP_CHGPROT) != 0) {
+        msg = errno == ENOSYS ? "remap_file_pages missing (ENOSYS)"
+                              : "no MAP_CHGPROT: remap_file_pages(0, 0, 0, 0, MAP_CHGPROT) is refused (stock kernel)";
+        goto out;
+    }
+    fd = md_memfd("memdbg-probe");
     if (fd < 0 || ftruncate(fd, 2 * MD_PAGE) != 0) { msg = "memfd_create failed"; goto out; }
     p = mmap(0, 2 * MD_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) { msg = "mmap of memfd failed"; goto out; }
