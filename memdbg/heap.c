@@ -174,6 +174,7 @@ void *md_alloc(size_t size, size_t align, int kind, bool zero)
     s->user = user;
     s->size = size;
     s->state = SLOT_LIVE;
+    s->filling = 1;
     s->kind = (uint8_t)kind;
     s->alloc_stack = md_stack_id(st);
     s->alloc_tid = md_thread_id();
@@ -202,6 +203,7 @@ void *md_alloc(size_t size, size_t align, int kind, bool zero)
         memset((void *)user, md_opt.malloc_fill_byte,
                size < md_opt.max_malloc_fill_size ? size : md_opt.max_malloc_fill_size);
     }
+    __atomic_store_n(&s->filling, 0, __ATOMIC_RELEASE);
     md_in_runtime--;
     return (void *)user;
 }

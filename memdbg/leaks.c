@@ -13,6 +13,7 @@
 
 #include "memdbg.h"
 #include <dlfcn.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,12 +52,23 @@ static void scan_range(uintptr_t lo, uintptr_t hi, uint8_t how)
     for (uintptr_t p = lo; p + 8 <= hi; p += 8) consider(*(const uintptr_t *)p, how);
 }
 
+/* Live blocks are read with plain loads, but the program may have made
+ * one unreadable (mprotect of a coroutine stack's guard page inside a
+ * malloc'd stack): a fault jumps back here (fault.c) and the rest of that
+ * block is skipped.  The signal mask is restored by hand, so that the
+ * common case costs no sigprocmask per block. */
 static void drain(uint8_t how)
 {
+    sigjmp_buf env;
+    sigset_t mask;
+    pthread_sigmask(SIG_SETMASK, NULL, &mask);
+    if (sigsetjmp(env, 0)) pthread_sigmask(SIG_SETMASK, &mask, NULL);
+    md_block_read_jmp = &env;
     while (nwork) {
         struct md_slot *s = &md_heap.slots[work[--nwork]];
         scan_range(s->user, s->user + s->size, how);
     }
+    md_block_read_jmp = NULL;
 }
 
 /* Suppression of each allocation stack, memoized across checks (the
@@ -218,17 +230,32 @@ static bool report_leaks(void)
 
 static void check_live_padding(void)
 {
-    for (uint32_t id = 1; id <= md_heap.nslots; id++) {
+    sigjmp_buf env;
+    sigset_t mask;
+    static uint32_t id;   /* survives the jump (see drain) */
+    pthread_sigmask(SIG_SETMASK, NULL, &mask);
+    id = 1;
+    if (sigsetjmp(env, 0)) {   /* a block the program made unreadable */
+        pthread_sigmask(SIG_SETMASK, &mask, NULL);
+        id++;
+    }
+    md_block_read_jmp = &env;
+    for (; id <= md_heap.nslots; id++) {
         struct md_slot *s = &md_heap.slots[id];
         uintptr_t bad;
-        if (s->state != SLOT_LIVE || md_check_padding(s, &bad)) continue;
+        if (s->state != SLOT_LIVE || __atomic_load_n(&s->filling, __ATOMIC_ACQUIRE) ||
+            md_check_padding(s, &bad))
+            continue;
         struct md_error_info e = {
             .kind = bad >= s->user + s->size ? ERR_OVERFLOW : ERR_UNDERFLOW,
             .addr = bad, .access = 2, .slot = s,
             .how = "the padding next to a live block was overwritten; found at exit",
         };
+        md_block_read_jmp = NULL;
         md_report_error(&e);
+        md_block_read_jmp = &env;
     }
+    md_block_read_jmp = NULL;
 }
 
 static long vmhwm_kb(void)

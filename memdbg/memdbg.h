@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include <pthread.h>
+#include <setjmp.h>
 
 #define MEMDBG_HIDDEN __attribute__((visibility("hidden")))
 #define MEMDBG_API __attribute__((visibility("default")))
@@ -143,6 +144,9 @@ struct md_slot {
     uint32_t file_page;    /* nonlinear: first page of the file run it owns */
     uint32_t pad_lo, pad_hi; /* SLOT_F_PADDED: bytes not yet padding (offsets from the first data page) */
     uint8_t state, kind, cls, flags;
+    /* malloc is writing the padding, outside the heap lock: a check of
+     * live blocks (at exit, while other threads run) must skip it */
+    uint8_t filling;
 };
 #define SLOT_F_UNGUARDED 1  /* mprotect backend past vm.max_map_count: no guard */
 #define SLOT_F_HAS_FILE  2  /* nonlinear: owns a file run */
@@ -272,6 +276,10 @@ size_t md_usable_size(const void *p) MEMDBG_HIDDEN;
 bool md_check_padding(struct md_slot *s, uintptr_t *bad) MEMDBG_HIDDEN;
 uint32_t md_thread_id(void) MEMDBG_HIDDEN;
 extern MEMDBG_TLS int md_in_runtime MEMDBG_HIDDEN; /* re-entrancy guard */
+/* Set while memdbg reads live blocks with plain loads (leak scan, padding
+ * check at exit): a fault in the arena jumps there instead of being
+ * reported, since the program may have made its own block unreadable. */
+extern MEMDBG_TLS sigjmp_buf *md_block_read_jmp MEMDBG_HIDDEN;
 #define MD_PAD_BYTE 0xab
 
 /* ---- background thread (worker.c) ---- */

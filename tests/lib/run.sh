@@ -782,6 +782,18 @@ t_leak_exit_small_stack() {   # exit() from a 64 KiB-stack thread: the leak repo
     rc_is 1 && has '^Direct leak of 100 byte\(s\) in 1 object\(s\) allocated from:' &&
     section_has '^Direct leak of 100' malloc leak_and_exit
 }
+t_exit_threads_padding() {   # main returns while 3 threads churn: no false padding error at exit (5 runs)
+    local i
+    for i in 1 2 3 4 5; do
+        run "detect_leaks=0" "$T/t_exit_threads"
+        rc_is 0 && hasnt 'ERROR: memdbg' || return 1
+    done
+}
+t_leak_protected_block() {   # a live block with a PROT_NONE page: scan and padding check skip it
+    run "" "$T/t_protected_block"
+    rc_is 1 && out_has done && has '^Direct leak of 48 byte\(s\) in 1 object\(s\)' &&
+    hasnt 'heap-buffer-overflow|SEGV' && has '^SUMMARY: memdbg: 48 byte\(s\) leaked in 1 allocation\(s\)\.$'
+}
 t_leak_shared_eof() {   # a writable MAP_SHARED mapping 3 pages past its file's end: no SIGBUS, even registered as a root
     run "" "$T/t_leak_roots" shared-eof
     rc_is 1 && out_has done && section_has '^Direct leak of 33' malloc lose_block main && has "$LEAK33"
@@ -874,6 +886,8 @@ t_lsan_register_root() {   # a pointer only in a callee-saved register during __
 }
 tap "leak roots: global, block, thread stack, __thread (main, thread), dlopen TLS, register" t_leak_roots
 tap "exit() from a 64 KiB-stack thread: full leak report" t_leak_exit_small_stack
+tap "exit while other threads malloc: no false padding error" t_exit_threads_padding
+tap "leak check skips a live block the program made unreadable" t_leak_protected_block
 tap "leak scan with a MAP_SHARED mapping longer than its file: no SIGBUS" t_leak_shared_eof
 tap "leak scan with a 64 GiB MAP_NORESERVE reservation: exit time" t_leak_reserve_time
 tap "free() from a signal handler inside malloc/free: no false leak" t_leak_signal_free
