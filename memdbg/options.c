@@ -268,13 +268,20 @@ void md_options_init(void)
     }
 }
 
+/* Options are separated as ASan separates them: ':', ',' or white space
+ * (so a value cannot hold them either). */
+static bool is_separator(char c)
+{
+    return c == ':' || c == ',' || c == ' ' || c == '\t' || c == '\n';
+}
+
 static void parse_list(const char *s)
 {
     while (*s) {
-        while (*s == ':' || *s == ' ' || *s == ',') s++;
+        while (is_separator(*s)) s++;
         if (!*s) break;
         const char *kstart = s;
-        while (*s && *s != '=' && *s != ':' && *s != ',') s++;
+        while (*s && *s != '=' && !is_separator(*s)) s++;
         size_t klen = (size_t)(s - kstart);
         if (*s != '=') {
             static const char m[] = "memdbg: option without '=value' in MEMDBG_OPTIONS: '";
@@ -285,7 +292,7 @@ static void parse_list(const char *s)
         }
         s++;
         const char *vstart = s;
-        while (*s && *s != ':' && *s != ',') s++;
+        while (*s && !is_separator(*s)) s++;
         set_option(kstart, klen, vstart, (size_t)(s - vstart));
     }
 }

@@ -192,24 +192,38 @@ static void write_memdbg(pid_t pid, FILE *out, const char *lib, const uintptr_t 
 		return;
 	}
 	/* The file may be mapped more than once at offset 0 (libdw maps it
-	 * to symbolize): the load address is the one where the table is. */
+	 * to symbolize a report): the load address is the one where the table
+	 * is and its heap address (relocated at load; a plain file mapping
+	 * holds the unrelocated value) can be read. */
 	int k;
-	errno = 0;
-	for (k = 0; k < nbias; k++)
-		if (!read_mem(memfd, bias[k] + sym, &st, sizeof(st)) && !memcmp(st.magic, MEMDBG_STATS_MAGIC, 8))
+	const char *why = "bad magic";
+	int err = 0;
+	for (k = 0; k < nbias; k++) {
+		errno = 0;
+		if (read_mem(memfd, bias[k] + sym, &st, sizeof(st)) || memcmp(st.magic, MEMDBG_STATS_MAGIC, 8)) {
+			why = "memdbg_stats";
+			err = errno;
+			continue;
+		}
+		if (st.version != MEMDBG_STATS_VERSION || st.size < sizeof(st)) {
+			fprintf(out, "memdbg=unreadable (memdbg_stats version %u, this tool reads %d)\n", st.version,
+				MEMDBG_STATS_VERSION);
+			goto out;
+		}
+		free(heap);
+		heap = malloc(st.heap_bytes);
+		if (!heap) {
+			why = "heap state";
+			err = ENOMEM;
 			break;
-	if (k == nbias) {
-		fprintf(out, "memdbg=unreadable (memdbg_stats: %s)\n", errno ? strerror(errno) : "bad magic");
-		goto out;
+		}
+		if (!read_mem(memfd, st.heap_addr, heap, st.heap_bytes))
+			break;
+		why = "heap state";
+		err = errno;
 	}
-	if (st.version != MEMDBG_STATS_VERSION || st.size < sizeof(st)) {
-		fprintf(out, "memdbg=unreadable (memdbg_stats version %u, this tool reads %d)\n", st.version,
-			MEMDBG_STATS_VERSION);
-		goto out;
-	}
-	heap = malloc(st.heap_bytes);
-	if (!heap || read_mem(memfd, st.heap_addr, heap, st.heap_bytes)) {
-		fprintf(out, "memdbg=unreadable (heap state: %s)\n", strerror(errno));
+	if (k >= nbias || !heap) {
+		fprintf(out, "memdbg=unreadable (%s: %s)\n", why, err ? strerror(err) : "bad magic");
 		goto out;
 	}
 	if (!FIELD(int, heap, st.off_initialized)) {

@@ -474,6 +474,10 @@ t_ulimit_v() {   # reservations follow arena_size: 1G fits under ulimit -v 4G
       run "arena_size=1G" "$T/t_stress" 3000
       clean && out_has '^ok$' ) || return 1
 }
+t_option_separators() {   # ASan's separators: ':' ',' and white space
+    run "detect_leaks=0 exitcode=7,halt_on_error=1" "$T/t_double_free"
+    rc_is 7 && first_line_is double-free
+}
 t_option_booleans() {
     run "detect_leaks=false" "$T/t_leak"
     rc_is 0 && hasnt 'ERROR' || return 1
@@ -938,6 +942,7 @@ else
 fi
 tap "ulimit -v 4G with arena_size=1G" t_ulimit_v
 tap "boolean options: false/true, no/yes; bad value stops" t_option_booleans
+tap "options separated by white space and commas, as ASan takes them" t_option_separators
 tap "alignment below 16 warns" t_alignment_warning
 tap "MADV_DONTNEED on malloc'd memory" t_madv_dontneed
 need sort && tap "real program: sort" t_real_sort || tap "real program: sort" t_real_sort "sort not installed"
