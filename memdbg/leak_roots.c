@@ -453,14 +453,7 @@ __attribute__((noinline)) size_t md_scan_roots(void (*consider)(uintptr_t))
      * the registers our own prologues saved */
     volatile uintptr_t regs[8];
     uintptr_t sp;
-#if defined(__x86_64__)
-    __asm__ volatile("mov %%rbx, 0(%1)\n\tmov %%rbp, 8(%1)\n\tmov %%r12, 16(%1)\n\tmov %%r13, 24(%1)\n\t"
-                     "mov %%r14, 32(%1)\n\tmov %%r15, 40(%1)\n\tmov %%rsp, %0"
-                     : "=r"(sp) : "r"(regs) : "memory");
-#else
-    __builtin_unwind_init();
-    sp = (uintptr_t)&regs[0];
-#endif
+    MD_SPILL_REGISTERS(regs, sp);
     self_pid = getpid();
     load_maps();
     struct root_ctx c = { consider, (uintptr_t)&md_heap, exe_base };

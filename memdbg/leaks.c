@@ -372,14 +372,7 @@ static __attribute__((noinline)) bool checks_on_report_stack(bool padding, bool 
     struct exit_checks c = { padding, leaks, stats, false };
     volatile uintptr_t regs[6];
     uintptr_t sp;
-#if defined(__x86_64__)
-    __asm__ volatile("mov %%rbx, 0(%1)\n\tmov %%rbp, 8(%1)\n\tmov %%r12, 16(%1)\n\tmov %%r13, 24(%1)\n\t"
-                     "mov %%r14, 32(%1)\n\tmov %%r15, 40(%1)\n\tmov %%rsp, %0"
-                     : "=r"(sp) : "r"(regs) : "memory");
-#else
-    __builtin_unwind_init();
-    sp = (uintptr_t)&regs[0];
-#endif
+    MD_SPILL_REGISTERS(regs, sp);
     md_scan_roots_set_sp(sp);
     md_with_report_stack(run_checks, &c);
     md_scan_roots_set_sp(0);
