@@ -19,4 +19,19 @@ $(BUILD)/tests/kernel/%: tests/kernel/%.c $(wildcard tests/kernel/*.h)
 # Benchmark programs (make bench), from the suites that have them.
 -include tests/kernel/bench.mk
 .PHONY: benchmarks
-benchmarks: $(if $(wildcard tests/kernel/bench.mk),kernel-bench) $(if $(wildcard memdbg/lib.mk),lib-bench)
+benchmarks: $(if $(wildcard tests/kernel/bench.mk),kernel-bench) $(if $(wildcard memdbg/lib.mk),lib-bench) real-bench
+
+# tests/bench-real.sh (real programs under each debugger): its measuring
+# wrapper and the C++ std::map workload.  Also built by `make tests`, for
+# the script's sanity test in make check (tests/infra/bench_real.sh).
+.PHONY: real-bench
+tests: real-bench
+real-bench: $(BUILD)/tests/bench/bench-run $(BUILD)/tests/bench/cxx_map
+
+$(BUILD)/tests/bench/bench-run: tests/bench/bench_run.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) $< -o $@
+
+$(BUILD)/tests/bench/cxx_map: tests/bench/cxx_map.cc
+	@mkdir -p $(dir $@)
+	$(CXX) -std=gnu++17 -Wall -Wextra -Werror -O2 -g $< -o $@ -lpthread
