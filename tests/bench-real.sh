@@ -251,7 +251,11 @@ measure() { # machine scale timeout
 			if [ "$why" != ok ]; then
 				tail -n 3 "$work/err" | cut -c1-200 | sed 's/^/    /' >&2
 			fi
-			echo "machine=$machine kernel=$(uname -r) workload=$w size=$n tool=$t outcome=${why// /_} $r"
+			# what the tool or program said when it failed, for the notes under the table
+			note=
+			[ "$why" = ok ] || note=$(grep -m1 -iE 'error|fatal|abort|fail|cannot|segmentation|memdbg:' "$work/err" |
+				tr -s ' \t' ' ' | cut -c1-100 | tr ' =' '_:')
+			echo "machine=$machine kernel=$(uname -r) workload=$w size=$n tool=$t outcome=${why// /_} $r${note:+ note=$note}"
 		done
 	done
 	rm -rf "$work"
@@ -288,6 +292,8 @@ show() { # machine
 		echo "# RSS = peak RSS of the largest process of the tree; maps = peak lines of /proc/PID/maps of the largest"
 		header_line
 		table <(grep -v '^#' "$dat")
+		grep ' note=' "$dat" | sed 's/.* workload=\([^ ]*\) .* tool=\([^ ]*\) .* note=\([^ ]*\).*/\1 \2: \3/' |
+			tr '_' ' ' | sed 's/^/# /'
 	} >"$out/real-$1.txt"
 	cat "$out/real-$1.txt"
 }

@@ -5,6 +5,10 @@
 #           times remap_file_pages() against mmap/mprotect per page;
 #   lib:    tests/lib/bench.sh in one patched-guest run (the backends that
 #           kernel offers), then on the host (its fallback backends);
+#   real:   tests/bench-real.sh: perl, python3, a C++ std::map program,
+#           gcc, sqlite3, bash and git plain and under memdbg, valgrind,
+#           Electric Fence and DUMA, on the host and in the patched guest
+#           (tables build/bench/real-{host,guest}.txt, real-{cpu,rss}.png);
 #   plots:  tests/bench-plots.sh draws build/bench/{vmas,malloc,remap}.png
 #           with gnuplot from those tables and from memdbg compare runs of
 #           examples/live_blocks (host and patched guest); each PNG names
@@ -32,6 +36,7 @@ export BENCH_HOST_LOAD
 part lib-guest kernel/scripts/vm-run.sh --kernel patched --append no_timer_check --timeout "${BENCH_GUEST_TIMEOUT:-3000}" \
 	--mem "${BENCH_GUEST_MEM:-6144}" --env BENCH_HOST_LOAD -- tests/lib/bench.sh --build "$build" --rounds 5
 part lib-host tests/lib/bench.sh --build "$build"
+part real tests/bench-real.sh --build "$build" --out "$build/bench"
 part plots tests/bench-plots.sh --build "$build" --out "$build/bench"
 echo "bench: figures kept in $build/bench/ (tables *.txt, plots *.png; docs/benchmarks.md shows committed ones)"
 exit $status

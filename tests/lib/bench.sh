@@ -146,7 +146,7 @@ for n in "${names[@]}"; do
     k=${n//-/_}; k=${k//\//_}
     v=NS_${k}_10000; vc=CPU_${k}_10000
     if [ -n "${!v:-}" ] && [ -n "${NS_efence_10000:-}" ] && [ -n "${NS_duma_10000:-}" ]; then
-        echo "# at 10k live blocks $n: $(( NS_efence_10000 / ${!v} ))x (wall) / $(( CPU_efence_10000 / ${!vc} ))x (cpu) faster than Electric Fence, $(( NS_duma_10000 / ${!v} ))x / $(( CPU_duma_10000 / ${!vc} ))x than DUMA (goal: 20x)"
+        echo "# at 10k live blocks $n: $(( NS_efence_10000 / ${!v} ))x (wall) / $(( CPU_efence_10000 / ${!vc} ))x (cpu) faster than Electric Fence, $(( NS_duma_10000 / ${!v} ))x / $(( CPU_duma_10000 / ${!vc} ))x than DUMA (issue 12's goal: 50x)"
     fi
 done
 
@@ -169,6 +169,8 @@ if [ "$ROUNDS" -gt 0 ] && [ ${#backends[@]} -gt 0 ] && [ -n "$EFENCE" ] && [ -n 
         echo "# round $r: memdbg-$b $(( $1 / 1000 ))/$(( $2 / 1000 )) efence $(( $3 / 1000 ))/$(( $4 / 1000 )) duma $(( $5 / 1000 ))/$(( $6 / 1000 )): ${re}x faster than Electric Fence, ${rd}x than DUMA"
     done
     med() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+    least() { printf '%s\n' "$@" | sort -n | head -n 1; }
+    # issue 12's goal holds when every round reaches it: the minimum too
     [ ${#ratios_e[@]} -gt 0 ] &&
-        echo "# median of ${#ratios_e[@]} rounds: memdbg-$b $(med "${ratios_e[@]}")x faster than Electric Fence, $(med "${ratios_d[@]}")x than DUMA (goal: 20x)"
+        echo "# median of ${#ratios_e[@]} rounds: memdbg-$b $(med "${ratios_e[@]}")x faster than Electric Fence (lowest round $(least "${ratios_e[@]}")x), $(med "${ratios_d[@]}")x than DUMA (lowest $(least "${ratios_d[@]}")x) (issue 12's goal: >= 50x than Electric Fence at 10k live blocks, every round)"
 fi
