@@ -98,6 +98,7 @@ demo: deps
 	@examples/demo.sh
 
 bench: deps
+	@tests/deps.sh --bench
 	@$(MAKE) -s kernel
 	@$(MAKE) -s all tests benchmarks
 	@tests/bench.sh

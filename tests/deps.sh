@@ -7,6 +7,8 @@
 #   deps.sh --check    exit 1 (naming them) if packages are missing
 #   deps.sh --cross    also install the optional cross toolchains (below)
 #   deps.sh --list-cross   print those
+#   deps.sh --bench    also install what make bench's real programs need
+#   deps.sh --list-bench   print those
 set -euo pipefail
 
 packages=(
@@ -35,6 +37,13 @@ cross_packages=(
 	gcc-aarch64-linux-gnu gcc-alpha-linux-gnu
 )
 
+# Only for make bench (tests/bench-real.sh): the debugger it compares
+# against and a workload program that is not in a minimal install (perl,
+# bash and git are there already: git and man-db need them).
+bench_packages=(
+	valgrind sqlite3
+)
+
 missing() {
 	local p
 	for p in "${packages[@]}"; do
@@ -46,8 +55,10 @@ case ${1:-} in
 --list) printf '%s\n' "${packages[@]}"; exit 0 ;;
 --list-cross) printf '%s\n' "${cross_packages[@]}"; exit 0 ;;
 --cross) packages+=("${cross_packages[@]}"); set -- "" ;;
+--list-bench) printf '%s\n' "${bench_packages[@]}"; exit 0 ;;
+--bench) packages+=("${bench_packages[@]}"); set -- "" ;;
 --check | "") ;;
-*) echo "deps.sh: unknown option '$1' (use --list, --check, --cross or --list-cross)" >&2; exit 2 ;;
+*) echo "deps.sh: unknown option '$1' (use --list, --check, --cross, --list-cross, --bench or --list-bench)" >&2; exit 2 ;;
 esac
 
 command -v dpkg-query >/dev/null || { echo "deps.sh: this is not a Debian system (no dpkg-query); install by hand: ${packages[*]}" >&2; exit 1; }
