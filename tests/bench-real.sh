@@ -9,7 +9,7 @@
 #   tests/bench-real.sh [--build DIR] [--out DIR] [--host-only | --guest-only]
 #                       [--only W1,W2] [--tools T1,T2] [--scale N] [--guest-scale N]
 #                       [--timeout S] [--guest-timeout S] [--guest-mem MIB]
-#                       [--kernel IMAGE] [--dry-run] [--plot-only]
+#                       [--kernel IMAGE] [--dry-run] [--plot-only] [--markdown]
 #
 #   workloads (--only):  perl-hash python-objs cxx-map gcc-O2 sqlite-insert
 #                        bash-assoc git-log
@@ -22,6 +22,7 @@
 #   --kernel IMAGE       the guest's kernel (default: patched, see vm-run.sh)
 #   --dry-run            list the runs, run nothing
 #   --plot-only          redraw the tables and PNGs from OUT's data files
+#   --markdown           print OUT's data as the tables of docs/libmemdbg.md
 #
 # Output: progress on stderr ("[3/42] perl-hash valgrind ..."), the table of
 # each machine on stdout and in OUT (default build/bench): real-host.dat and
@@ -46,7 +47,7 @@ timeout=120
 guest_timeout=240
 guest_mem=${BENCH_GUEST_MEM:-6144}
 kimage=patched
-dry=0 plot_only=0 inside=
+dry=0 plot_only=0 markdown=0 inside=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$2; shift 2 ;;
@@ -63,6 +64,7 @@ while [ $# -gt 0 ]; do
 	--kernel) kimage=$2; shift 2 ;;
 	--dry-run) dry=1; shift ;;
 	--plot-only) plot_only=1; shift ;;
+	--markdown) markdown=1; shift ;;
 	--inside) inside=$2; shift 2 ;;
 	-h | --help) sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
 	*) echo "$0: unknown option '$1' (see --help)" >&2; exit 2 ;;
@@ -274,10 +276,55 @@ table() { # datfile -> text table with ratios to the plain run
 		ok = v("outcome") == "ok"
 		cpu = v("cpu_s"); wall = v("wall_s"); rss = v("maxrss_kb")
 		o = v("outcome"); gsub(/_/, " ", o)
+		# a run killed at the timeout had used that much: a lower bound
+		lb = v("outcome") == "timeout" ? ">" : ""
 		if (w != lastw) { printf "%-14s %-7s\n", w, "(" v("size") ")"; lastw = w }
 		printf "  %-17s %-30s %8s %8s %9s %9s %10s %8s %8s\n", t, o, cpu, wall,
-			ok ? ratio(cpu, pc[w]) : "-", ok ? ratio(wall, pw[w]) : "-",
+			ok || lb ? lb ratio(cpu, pc[w]) : "-", ok || lb ? lb ratio(wall, pw[w]) : "-",
 			rss == "-" ? "-" : sprintf("%.0f", rss / 1024), ok ? ratio(rss, pr[w]) : "-", v("peak_maps")
+	}' "$1"
+}
+
+# The tables of docs/libmemdbg.md "Real programs": slowdown, then memory;
+# one row per workload, one column per tool.
+markdown() { # datfile
+	awk '
+	function v(k,   i, a) { for (i = 1; i <= NF; i++) { split($i, a, "="); if (a[1] == k) return a[2] } return "-" }
+	function r(a, b) { return (a != "-" && b != "-" && b + 0 > 0) ? sprintf(a / b >= 10 ? "%.0f" : "%.1f", a / b) : "-" }
+	function short(o) { gsub(/_/, " ", o); sub(/ \(stuck\)/, ", stuck", o); return o }
+	/^machine=/ {
+		w = v("workload"); t = v("tool")
+		if (!(w in seenw)) { seenw[w] = 1; ws[++nw] = w; size[w] = v("size") }
+		if (!(t in seent)) { seent[t] = 1; ts[++nt] = t }
+		o[w, t] = v("outcome"); c[w, t] = v("cpu_s"); wl[w, t] = v("wall_s"); m[w, t] = v("maxrss_kb"); mp[w, t] = v("peak_maps")
+	}
+	END {
+		printf "| workload (size) | plain: CPU / wall s |"; for (j = 1; j <= nt; j++) if (ts[j] != "plain") printf " %s |", ts[j]; print ""
+		printf "| --- | --- |"; for (j = 2; j <= nt; j++) printf " --- |"; print ""
+		for (i = 1; i <= nw; i++) {
+			w = ws[i]
+			printf "| %s (%s) | %s / %s |", w, size[w], c[w, "plain"], wl[w, "plain"]
+			for (j = 1; j <= nt; j++) {
+				t = ts[j]; if (t == "plain") continue
+				if (o[w, t] == "ok") printf " %sx / %sx |", r(c[w, t], c[w, "plain"]), r(wl[w, t], wl[w, "plain"])
+				else if (o[w, t] == "timeout") printf " timeout at %.0f s: >%sx / >%sx |", wl[w, t], r(c[w, t], c[w, "plain"]), r(wl[w, t], wl[w, "plain"])
+				else printf " %s |", short(o[w, t])
+			}
+			print ""
+		}
+		print ""
+		printf "| workload | plain: RSS MB / maps |"; for (j = 1; j <= nt; j++) if (ts[j] != "plain") printf " %s |", ts[j]; print ""
+		printf "| --- | --- |"; for (j = 2; j <= nt; j++) printf " --- |"; print ""
+		for (i = 1; i <= nw; i++) {
+			w = ws[i]
+			printf "| %s | %.0f / %s |", w, m[w, "plain"] / 1024, mp[w, "plain"]
+			for (j = 1; j <= nt; j++) {
+				t = ts[j]; if (t == "plain") continue
+				if (m[w, t] == "-" || m[w, t] == "") { printf " - |"; continue }
+				printf " %.0f MB%s / %s |", m[w, t] / 1024, o[w, t] == "ok" ? " (" r(m[w, t], m[w, "plain"]) "x)" : "", mp[w, t]
+			}
+			print ""
+		}
 	}' "$1"
 }
 
@@ -288,7 +335,7 @@ show() { # machine
 	[ -s "$dat" ] || return 0
 	{
 		grep '^#' "$dat"
-		echo "# workload (size); CPU = user+sys of the process tree; x = ratio to the plain run (ok runs only);"
+		echo "# workload (size); CPU = user+sys of the process tree; x = ratio to the plain run (ok runs; >: killed at the timeout);"
 		echo "# RSS = peak RSS of the largest process of the tree; maps = peak lines of /proc/PID/maps of the largest"
 		header_line
 		table <(grep -v '^#' "$dat")
@@ -367,6 +414,14 @@ machine_info() {
 
 if [ -n "$inside" ]; then   # in the guest (or a host part run by hand)
 	measure "$inside" "$scale" "$timeout"
+	exit 0
+fi
+if [ "$markdown" = 1 ]; then
+	for m in host guest; do
+		[ -s "$out/real-$m.dat" ] || continue
+		grep -m1 '^# ' "$out/real-$m.dat"; echo
+		markdown "$out/real-$m.dat"; echo
+	done
 	exit 0
 fi
 if [ "$plot_only" = 1 ]; then
