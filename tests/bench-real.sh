@@ -355,16 +355,18 @@ plot() {
 		f=$out/real-$m.dat
 		[ -s "$f" ] || continue
 		for what in cpu rss; do
-			awk -v what="$what" '
+			# every tool's column on both machines (? where it did not run), so
+			# that a tool has the same colour in both panels
+			awk -v what="$what" -v tools="${all_tools#plain }" '
 			function v(k,   i, a) { for (i = 1; i <= NF; i++) { split($i, a, "="); if (a[1] == k) return a[2] } return "-" }
 			/^machine=/ {
 				w = v("workload"); t = v("tool")
 				if (!(w in seenw)) { seenw[w] = 1; ws[++nw] = w }
-				if (!(t in seent)) { seent[t] = 1; ts[++nt] = t }
 				key = what == "cpu" ? "cpu_s" : "maxrss_kb"
 				val[w, t] = v("outcome") == "ok" ? v(key) : "?"
 			}
 			END {
+				nt = split(tools, ts, " ")
 				printf "workload"; for (j = 1; j <= nt; j++) if (ts[j] != "plain") printf " %s", ts[j]; print ""
 				for (i = 1; i <= nw; i++) {
 					w = ws[i]; p = val[w, "plain"]; printf "%s", w
@@ -379,7 +381,7 @@ plot() {
 		done
 		info+="${info:+; }$m: $(grep -m1 '^# ' "$f" | sed 's/^# //')"
 	done
-	local term="set terminal pngcairo size 1100,$((380 * panels + 120)) font 'DejaVu Sans,9'; set datafile missing '?'; set key outside right; set grid y;
+	local term="set terminal pngcairo size 1280,$((380 * panels + 120)) font 'DejaVu Sans,9'; set datafile missing '?'; set key outside right; set grid y;
 	 set style data histogram; set style histogram cluster gap 1; set style fill solid 0.8 border -1; set boxwidth 0.9; set logscale y; set xtics rotate by -20"
 	for what in cpu rss; do
 		local title ylabel cmd="$term; set output '$out/real-$what.png';"
@@ -391,7 +393,7 @@ plot() {
 			f=$out/real-$m-$what.dat
 			[ -s "$f" ] || continue
 			cmd+=" set title \"$(grep -m1 '^# ' "$out/real-$m.dat" | sed 's/^# //; s/"/'"'"'/g')\" noenhanced;"
-			cmd+=" plot for [c=2:$(head -n 1 "$f" | wc -w)] '$f' u c:xtic(1) t columnheader(c) noenhanced;"
+			cmd+=" plot for [c=2:$(head -n 1 "$f" | wc -w)] '$f' u c:xtic(1) t columnheader(c) noenhanced lt c;"
 		done
 		cmd+=" unset multiplot"
 		if gnuplot -e "$cmd" 2>"$out/real-$what.gnuplot.err"; then
