@@ -306,7 +306,8 @@ markdown() { # datfile
 			printf "| %s (%s) | %s / %s |", w, size[w], c[w, "plain"], wl[w, "plain"]
 			for (j = 1; j <= nt; j++) {
 				t = ts[j]; if (t == "plain") continue
-				if (o[w, t] == "ok") printf " %sx / %sx |", r(c[w, t], c[w, "plain"]), r(wl[w, t], wl[w, "plain"])
+				if (o[w, t] == "") printf " not run |"
+				else if (o[w, t] == "ok") printf " %sx / %sx |", r(c[w, t], c[w, "plain"]), r(wl[w, t], wl[w, "plain"])
 				else if (o[w, t] == "timeout") printf " timeout at %.0f s: >%sx / >%sx |", wl[w, t], r(c[w, t], c[w, "plain"]), r(wl[w, t], wl[w, "plain"])
 				else printf " %s |", short(o[w, t])
 			}
