@@ -186,6 +186,14 @@ t_uaf_read() {
     section_has '^previously allocated by thread T0 here:' malloc make_buffer main &&
     has '^SUMMARY: memdbg: heap-use-after-free in use_after_free'
 }
+t_fast_unwind() {   # frame-pointer stacks: the test programs keep their frame pointers
+    run "fast_unwind_on_malloc=1" "$T/t_uaf" read
+    rc_is 1 && first_line_is heap-use-after-free &&
+    section_has '^freed by thread T0 here:' free free_buffer main &&
+    section_has '^previously allocated by thread T0 here:' malloc make_buffer main || return 1
+    run "fast_unwind_on_malloc=1" "$T/t_threads"
+    clean && out_has ok
+}
 t_uaf_write_after_10k_frees() {
     run "" "$T/t_uaf" write
     rc_is 1 && first_line_is heap-use-after-free && has '^WRITE of size 4 at 0x' &&
@@ -786,6 +794,7 @@ tap "EF_PROTECT_BELOW=1 is honoured" t_underflow_ef_protect_below
 tap "heap-buffer-underflow in the padding, found at free" t_underflow_padding
 tap "heap-use-after-free (read)" t_uaf_read
 tap "heap-use-after-free (write after 10k other frees)" t_uaf_write_after_10k_frees
+tap "fast_unwind_on_malloc=1: malloc/free stacks by frame pointers" t_fast_unwind
 tap "stale pointer after realloc is a use-after-free" t_realloc_stale
 if [ "$ACTUAL" = guard ]; then
     tap "realloc in place (protect_below, spare slot page), overflow past it faults" t_realloc_inplace_pages
