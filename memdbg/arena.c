@@ -308,7 +308,6 @@ static bool flush_kept(void)
         while ((id = md_heap.class_free[c]) != 0) {
             struct md_slot *s = &md_heap.slots[id];
             md_heap.class_free[c] = s->next;
-            md_slot_settle(s);
             if (md_heap.backend->drop) md_heap.backend->drop(s->first_page, s->pages);
             __atomic_fetch_and(&s->flags, (uint8_t)~SLOT_F_KEPT, __ATOMIC_RELAXED);
             __atomic_fetch_or(&s->flags, SLOT_F_FRESH, __ATOMIC_RELAXED);
@@ -357,7 +356,6 @@ uint32_t md_slot_get(uint32_t pages_needed, bool unguarded)
             list[cls] = md_heap.slots[id].next;
             md_heap.slots[id].next = 0;
             struct md_slot *s = &md_heap.slots[id];
-            md_slot_settle(s);   /* its old memory must be gone first */
             /* Its pages read as zero again, unless recycle_pages kept them. */
             if (s->flags & SLOT_F_KEPT)
                 __atomic_fetch_and(&s->flags, (uint8_t)~(SLOT_F_KEPT | SLOT_F_FRESH), __ATOMIC_RELAXED);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 
 #ifndef MADV_GUARD_INSTALL
 #define MADV_GUARD_INSTALL 102
@@ -89,6 +90,45 @@ static int guard_release(struct md_slot *s, uint32_t page, uint32_t n)
     return madv(md_page_addr(page), (size_t)n << MD_PAGE_SHIFT, MADV_GUARD_INSTALL);
 }
 
+/* The data pages of slots as ranges for md_madvise_ranges. */
+static void slot_ranges(struct md_slot *const *slots, uint32_t n, struct iovec *iov)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        iov[i].iov_base = (void *)md_slot_data_lo(slots[i]);
+        iov[i].iov_len = (size_t)slots[i]->data_pages << MD_PAGE_SHIFT;
+    }
+}
+
+/* A batch of ready slots: one call removes the guards of all, one makes
+ * their pages resident, so malloc's first write takes no fault.  A slot
+ * whose populate fails is still usable (it faults in on first write). */
+static void guard_commit_many(struct md_slot *const *slots, uint32_t n, bool *ok)
+{
+    struct iovec iov[64];
+    if (n > 64) {   /* the heap batches by 64 */
+        for (uint32_t i = 0; i < n; i++)
+            ok[i] = guard_commit(slots[i], md_slot_data_page(slots[i]), slots[i]->data_pages) == 0;
+        return;
+    }
+    slot_ranges(slots, n, iov);
+    md_madvise_ranges(iov, n, MADV_GUARD_REMOVE, ok);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (ok[i]) iov[k++] = iov[i];
+    md_madvise_ranges(iov, k, MADV_POPULATE_WRITE, 0);
+}
+
+/* free_batch: the guards of many freed blocks in one call. */
+static void guard_release_many(struct md_slot *const *slots, uint32_t n)
+{
+    struct iovec iov[64];
+    for (uint32_t done = 0; done < n; done += 64) {
+        uint32_t k = n - done < 64 ? n - done : 64;
+        slot_ranges(slots + done, k, iov);
+        md_madvise_ranges(iov, k, MADV_GUARD_INSTALL, 0);
+    }
+}
+
 const struct md_backend md_backend_guard MEMDBG_HIDDEN = {
     .name = "guard",
     .probe = guard_probe,
@@ -97,6 +137,10 @@ const struct md_backend md_backend_guard MEMDBG_HIDDEN = {
     .commit = guard_commit,
     .release = guard_release,
     /* .drop: none, MADV_GUARD_INSTALL already freed the pages */
-    .commit_without_lock = true,
+    .commit_many = guard_commit_many,
+    .release_many = guard_release_many,
+    .page_ops_unlocked = true,
+    .slot_cache = true,
+    .commit_extends = true,
     /* .fork_prepare: none, a private arena is copied on write by fork */
 };

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 
 static int mprotect_probe(char *why, size_t whylen)
 {
@@ -109,6 +110,23 @@ static int mprotect_drop(uint32_t page, uint32_t n)
     return madvise((void *)md_page_addr(page), (size_t)n << MD_PAGE_SHIFT, MADV_DONTNEED);
 }
 
+/* A batch of ready slots: mprotect has no vectored form, but the pages of
+ * the whole batch are made resident in one call (process_madvise), so
+ * malloc's first write takes no fault. */
+static void mprotect_commit_many(struct md_slot *const *slots, uint32_t n, bool *ok)
+{
+    struct iovec iov[64];
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        ok[i] = mprotect_commit(slots[i], md_slot_data_page(slots[i]), slots[i]->data_pages) == 0;
+        if (ok[i] && k < 64) {
+            iov[k].iov_base = (void *)md_slot_data_lo(slots[i]);
+            iov[k++].iov_len = (size_t)slots[i]->data_pages << MD_PAGE_SHIFT;
+        }
+    }
+    md_madvise_ranges(iov, k, MADV_POPULATE_WRITE, 0);
+}
+
 const struct md_backend md_backend_mprotect MEMDBG_HIDDEN = {
     .name = "mprotect",
     .probe = mprotect_probe,
@@ -117,11 +135,8 @@ const struct md_backend md_backend_mprotect MEMDBG_HIDDEN = {
     .commit = mprotect_commit,
     .release = mprotect_release,
     .drop = mprotect_drop,
-    .commit_without_lock = true,
-    /* The helper thread's hole punches and populates run against this
-     * thread's VMA splits (mprotect takes the mapping locks for writing):
-     * in the TCG guest a pair took 1.5-4.5 ms with it and 0.15-0.26 ms
-     * without; natively it saved no wall-clock time either (tests/lib/bench.sh). */
-    .no_helper = true,
+    .commit_many = mprotect_commit_many,
+    .page_ops_unlocked = true,
+    .slot_cache = true,
     /* .fork_prepare: none, a private arena is copied on write by fork */
 };

@@ -373,5 +373,4 @@ const struct md_backend md_backend_nonlinear MEMDBG_HIDDEN = {
      * remap_file_pages calls would only compete for the mmap lock, and its
      * CPU for TLB shootdowns (guest bench: 57-90 us per pair with it, 39-56
      * without). */
-    .no_helper = true,
 };

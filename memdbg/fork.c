@@ -48,7 +48,7 @@ static void child(void)
             md_die_msg("memdbg: fork: cannot give the child its own copy of the heap (",
                        md_heap.backend->name, " backend); exiting the child");
         copy_fd = -1;
-        md_worker_fork_child();
+        md_cache_fork_child();
     }
     md_in_runtime--;
 }

@@ -59,7 +59,6 @@ void md_ensure_init(void)
 __attribute__((constructor)) static void md_constructor(void)
 {
     md_ensure_init();
-    md_constructed = 1;   /* from now on a background thread may be started */
 }
 
 /* ---- padding ---- */
@@ -88,8 +87,7 @@ static size_t first_bad(const unsigned char *p, size_t n)
 bool md_check_padding(struct md_slot *s, uintptr_t *bad)
 {
     if (!s->data_pages) return true;
-    uintptr_t ds = md_page_addr(md_slot_data_page(s));
-    uintptr_t de = ds + ((uintptr_t)s->data_pages << MD_PAGE_SHIFT);
+    uintptr_t ds = md_slot_data_lo(s), de = md_slot_data_hi(s);
     uintptr_t end = s->user + s->size;
     size_t i = first_bad((const unsigned char *)end, de - end);
     if (i < de - end) { *bad = end + i; return false; }
@@ -124,6 +122,54 @@ static void record_stats_alloc(size_t size)
     if (md_heap.live_bytes > md_heap.peak_live_bytes) md_heap.peak_live_bytes = md_heap.live_bytes;
 }
 
+/* ---- placement: the only place that decides where a block lies ---- */
+
+/* Data pages a block needs so that an a-aligned pointer fits against the
+ * guard page: exact for a <= page, one extra alignment otherwise. */
+static size_t block_data_pages(size_t size, size_t a)
+{
+    size_t span = a <= MD_PAGE ? ((size + a - 1) & ~(a - 1)) : ((size + MD_PAGE - 1) & ~(MD_PAGE - 1)) + a;
+    size_t npages = (span + MD_PAGE - 1) >> MD_PAGE_SHIFT;
+    return npages ? npages : 1;
+}
+
+/* The block's address in its slot: against the guard page after the data
+ * (or before it, protect_below), alignment kept. */
+static uintptr_t place_block(const struct md_slot *s, size_t size, size_t a)
+{
+    uintptr_t lo = md_slot_data_lo(s), hi = md_slot_data_hi(s);
+    return md_opt.protect_below ? ((lo + a - 1) & ~(uintptr_t)(a - 1)) : ((hi - size) & ~(uintptr_t)(a - 1));
+}
+
+/* A committed slot of npages data pages (state SLOT_READY), or NULL: from
+ * the thread's cache, else carved and committed here, the kernel work
+ * without the heap lock where the backend allows. */
+static struct md_slot *take_slot(uint32_t npages)
+{
+    struct md_slot *s = md_cache_take(npages);
+    if (s) return s;
+    const struct md_backend *be = md_heap.backend;
+    pthread_mutex_lock(&md_heap.lock);
+    uint32_t id = md_slot_get(npages + 1, md_heap.unguarded_mode);
+    if (!id) {
+        pthread_mutex_unlock(&md_heap.lock);
+        return 0;
+    }
+    s = &md_heap.slots[id];
+    s->state = SLOT_READY;
+    s->data_pages = npages;
+    if (be->page_ops_unlocked) pthread_mutex_unlock(&md_heap.lock);
+    int rc = be->commit(s, md_slot_data_page(s), s->data_pages);
+    if (be->page_ops_unlocked) pthread_mutex_lock(&md_heap.lock);
+    if (rc != 0) {
+        s->data_pages = 0;
+        md_free_list_push(id);
+        s = 0;
+    }
+    pthread_mutex_unlock(&md_heap.lock);
+    return s;
+}
+
 void *md_alloc(size_t size, size_t align, int kind, bool zero)
 {
     if (md_in_runtime) {
@@ -135,53 +181,20 @@ void *md_alloc(size_t size, size_t align, int kind, bool zero)
     if (size == 0 && !md_opt.allow_malloc_0) return 0;
     size_t a = align > md_opt.alignment ? align : md_opt.alignment;
     if (size > md_heap.size / 4 || a > md_heap.size / 4) { errno = ENOMEM; return 0; }
-    /* Bytes of data pages needed so that an a-aligned pointer fits against
-     * the guard page: exact for a <= page, one extra alignment otherwise. */
-    size_t span = a <= MD_PAGE ? ((size + a - 1) & ~(a - 1)) : ((size + MD_PAGE - 1) & ~(MD_PAGE - 1)) + a;
-    size_t npages = (span + MD_PAGE - 1) >> MD_PAGE_SHIFT;
-    if (npages == 0) npages = 1;
+    uint32_t npages = (uint32_t)block_data_pages(size, a);
 
     md_in_runtime++;
     struct md_stack stack, *st = &stack;
     md_stack_capture(st, md_opt.malloc_context_size);
-
-    pthread_mutex_lock(&md_heap.lock);
-    /* A slot the background thread already committed, if one is ready
-     * (class index == data pages for the small exact classes). */
-    uint32_t id = md_heap.unguarded_mode ? 0 : md_worker_take_ready((uint32_t)npages);
-    struct md_slot *s = 0;
-    if (id) {
-        s = &md_heap.slots[id];
-    } else if ((id = md_slot_get((uint32_t)npages + 1, md_heap.unguarded_mode)) != 0) {
-        s = &md_heap.slots[id];
-        s->data_pages = (uint32_t)npages;
-        if (md_heap.backend->commit(s, md_slot_data_page(s), s->data_pages) != 0) {
-            s->data_pages = 0;
-            md_free_list_push(id);
-            s = 0;
-        }
-    }
+    struct md_slot *s = take_slot(npages);
     if (!s) {
-        pthread_mutex_unlock(&md_heap.lock);
         md_in_runtime--;
         errno = ENOMEM;
         return 0;
     }
-    uintptr_t ds = md_page_addr(md_slot_data_page(s));
-    uintptr_t de = ds + (npages << MD_PAGE_SHIFT);
-    uintptr_t user = md_opt.protect_below ? ((ds + a - 1) & ~(uintptr_t)(a - 1))
-                                          : ((de - size) & ~(uintptr_t)(a - 1));
-    s->user = user;
-    s->size = size;
-    s->state = SLOT_LIVE;
-    s->filling = 1;
-    s->kind = (uint8_t)kind;
-    s->alloc_stack = md_stack_id(st);
-    s->alloc_tid = md_thread_id();
-    s->free_stack = 0;
-    s->free_tid = 0;
-    s->next = 0;
-    md_leak_alloc_hook(id);
+    uint32_t id = (uint32_t)(s - md_heap.slots);
+    uintptr_t ds = md_slot_data_lo(s), de = md_slot_data_hi(s);
+    uintptr_t user = place_block(s, size, a);
     bool fresh = s->flags & SLOT_F_FRESH;
     /* A recycled run (nonlinear) is padding already except where its last
      * block lay: fill only that (a few hundred bytes instead of a page). */
@@ -190,9 +203,20 @@ void *md_alloc(size_t size, size_t align, int kind, bool zero)
         dirty_lo = ds + s->pad_lo;
         dirty_hi = ds + s->pad_hi;
     }
+    pthread_mutex_lock(&md_heap.lock);
+    s->user = user;
+    s->size = size;
+    s->filling = 1;
+    s->kind = (uint8_t)kind;
+    s->alloc_stack = md_stack_id(st);
+    s->alloc_tid = md_thread_id();
+    s->free_stack = 0;
+    s->free_tid = 0;
+    s->next = 0;
+    s->state = SLOT_LIVE;
+    md_leak_alloc_hook(id);
     record_stats_alloc(size);
     pthread_mutex_unlock(&md_heap.lock);
-    md_worker_maybe_start();
 
     /* The block is not visible to anyone else yet: fill without the lock. */
     fill_pad(ds, user, dirty_lo, dirty_hi);
@@ -261,43 +285,77 @@ static bool check_block_padding(struct md_slot *s, struct md_stack *st)
     return false;
 }
 
-/* The block's pages are guards already: record the free, quarantine. */
-static void retire_block(struct md_slot *s, struct md_stack *st)
+/* Records the free (heap lock held); the slot is SLOT_QUARANTINED from
+ * here, so a second free is a double free at once, though its guard may
+ * come later (md_blocks_guard). */
+static void record_free(struct md_slot *s, struct md_stack *st)
 {
     s->free_stack = md_stack_id(st);
     s->free_tid = md_thread_id();
+    s->state = SLOT_QUARANTINED;
     md_heap.total_frees++;
     md_heap.live_blocks--;
     md_heap.live_bytes -= s->size;
-    md_quarantine_push((uint32_t)(s - md_heap.slots));
 }
 
-static void release_block(struct md_slot *s, struct md_stack *st)
+/* free's part under the lock: padding check, then the slot's flags for
+ * its guard (md_blocks_guard) and its next life. */
+static void retire_block(struct md_slot *s, struct md_stack *st)
 {
     bool padded = check_block_padding(s, st);
     if (md_opt.free_fill_byte >= 0) memset((void *)s->user, md_opt.free_fill_byte, s->size);
-    uint32_t id = (uint32_t)(s - md_heap.slots);
     /* Tell the backend which bytes are not padding, so a recycled run is
-     * re-filled only there (nonlinear); the flag means nothing afterwards. */
+     * re-filled only there (nonlinear); md_blocks_guard clears the flag
+     * after the release. */
     if (padded && s->data_pages && s->data_pages < (1u << (32 - MD_PAGE_SHIFT))) {   /* offsets fit 32 bits */
-        uintptr_t ds = md_page_addr(md_slot_data_page(s));
+        uintptr_t ds = md_slot_data_lo(s);
         s->pad_lo = (uint32_t)(s->user - ds);
         s->pad_hi = (uint32_t)(s->user + s->size - ds);
         __atomic_fetch_or(&s->flags, SLOT_F_PADDED, __ATOMIC_RELAXED);
     }
-    md_heap.backend->release(s, md_slot_data_page(s), s->data_pages);
-    __atomic_fetch_and(&s->flags, (uint8_t)~SLOT_F_PADDED, __ATOMIC_RELAXED);
     /* recycle_pages: a small slot keeps its (now guarded) pages for the next
      * block placed in it after the quarantine, which saves returning them
      * and faulting in fresh ones; memory held grows with the quarantine, so
      * only a quarantine of at most 1 GiB (512 MiB of kept pages) does it. */
     if (md_opt.recycle_pages && md_opt.quarantine_bytes <= ((size_t)1 << 30) && md_heap.backend->drop &&
-        s->cls < MD_READY_CLASSES &&
-        s->data_pages == s->pages - 1)
+        s->cls < MD_READY_CLASSES && s->data_pages == s->pages - 1)
         __atomic_fetch_or(&s->flags, SLOT_F_KEPT, __ATOMIC_RELAXED);
-    else
-        md_worker_queue_drop(id);   /* memory back to the kernel, off the hot path */
-    retire_block(s, st);
+    record_free(s, st);
+}
+
+/* The kernel work of n frees: guards over their data pages (one batch
+ * call where the backend has one), memory back unless kept; then the
+ * quarantine takes them, under the lock. */
+static void guard_and_quarantine(const uint32_t *ids, uint32_t n)
+{
+    const struct md_backend *be = md_heap.backend;
+    struct md_slot *batch[64];
+    for (uint32_t done = 0; done < n;) {
+        uint32_t k = n - done < 64 ? n - done : 64;
+        for (uint32_t i = 0; i < k; i++) batch[i] = &md_heap.slots[ids[done + i]];
+        if (be->release_many && k > 1) {
+            be->release_many(batch, k);
+        } else {
+            for (uint32_t i = 0; i < k; i++)
+                be->release(batch[i], md_slot_data_page(batch[i]), batch[i]->data_pages);
+        }
+        for (uint32_t i = 0; i < k; i++) {
+            struct md_slot *s = batch[i];
+            __atomic_fetch_and(&s->flags, (uint8_t)~SLOT_F_PADDED, __ATOMIC_RELAXED);
+            if (be->drop && !(s->flags & SLOT_F_KEPT)) be->drop(md_slot_data_page(s), s->data_pages);
+        }
+        done += k;
+    }
+}
+
+void md_blocks_guard(const uint32_t *ids, uint32_t n)
+{
+    bool unlocked = md_heap.backend->page_ops_unlocked;
+    if (!unlocked) pthread_mutex_lock(&md_heap.lock);
+    guard_and_quarantine(ids, n);
+    if (unlocked) pthread_mutex_lock(&md_heap.lock);
+    for (uint32_t i = 0; i < n; i++) md_quarantine_push(ids[i]);
+    pthread_mutex_unlock(&md_heap.lock);
 }
 
 void md_free(void *p, int dealloc)
@@ -316,10 +374,13 @@ void md_free(void *p, int dealloc)
     md_stack_capture(st, md_opt.malloc_context_size);
     pthread_mutex_lock(&md_heap.lock);
     struct md_slot *s = validate_for_free(p, st, dealloc);
-    if (s) release_block(s, st);
+    if (s) retire_block(s, st);
     pthread_mutex_unlock(&md_heap.lock);
+    if (s) {
+        uint32_t id = (uint32_t)(s - md_heap.slots);
+        if (!md_cache_defer_guard(id)) md_blocks_guard(&id, 1);
+    }
     md_in_runtime--;
-    md_worker_maybe_start();
 }
 
 /* realloc in place, with the lock held, when the block keeps its address:
@@ -331,8 +392,9 @@ void md_free(void *p, int dealloc)
  *    where a use-after-free could no longer be seen; such a realloc moves.
  *  - protect_below: the start is fixed; any size up to the slot's capacity.
  *    Growing past the committed pages makes more of the slot's own pages
- *    accessible (guard backend only: its commit is a plain marker removal;
- *    the mprotect backend would count VMAs twice, nonlinear needs a run of
+ *    accessible, where the backend's commit can extend a range
+ *    (commit_extends: guard, whose commit is a plain marker removal; the
+ *    mprotect backend would count VMAs twice, nonlinear needs a run of
  *    file pages of the new length).
  * The padding must be intact (else the move path reports it at free), and
  * the kinds must match.  Returns false to take the move path. */
@@ -341,16 +403,15 @@ static bool realloc_in_place(struct md_slot *s, size_t size, struct md_stack *st
     uintptr_t bad;
     if (!kinds_match(s->kind, DEALLOC_REALLOC) || !md_check_padding(s, &bad)) return false;
     size_t a = md_opt.alignment;
-    uintptr_t ds = md_page_addr(md_slot_data_page(s));
-    uintptr_t de = ds + ((uintptr_t)s->data_pages << MD_PAGE_SHIFT);
+    uintptr_t ds = md_slot_data_lo(s), de = md_slot_data_hi(s);
     if (!md_opt.protect_below) {
-        if (size > de - ds || ((de - size) & ~(uintptr_t)(a - 1)) != s->user) return false;
+        if (size > de - ds || place_block(s, size, a) != s->user) return false;
     } else {
         size_t need = s->user - ds + size;
         uint32_t npages = (uint32_t)((need + MD_PAGE - 1) >> MD_PAGE_SHIFT);
         if (npages > s->pages - 1) return false;
         if (npages > s->data_pages) {
-            if (md_heap.backend != &md_backend_guard) return false;
+            if (!md_heap.backend->commit_extends) return false;
             uint32_t more = npages - s->data_pages;
             if (md_heap.backend->commit(s, md_slot_data_page(s) + s->data_pages, more) != 0) return false;
             /* the new pages' bytes are padding until the block covers them */
@@ -431,7 +492,8 @@ static void *realloc_move(struct md_slot *s, size_t size, struct md_stack *st)
     record_stats_alloc(size);
     md_heap.realloc_moves++;
     md_heap.realloc_moved_pages += m;
-    retire_block(s, st);   /* already guards, its other pages given back */
+    record_free(s, st);   /* already guards, its other pages given back */
+    md_quarantine_push((uint32_t)(s - md_heap.slots));
     return (void *)user;
 }
 

@@ -281,8 +281,9 @@ static void print_stats(void)
     md_puti(b, md_count_vmas(md_heap.base, md_heap.base + md_heap.size));
     md_puts(b, ", slots "); md_putu(b, md_heap.nslots);
     md_puts(b, ", quarantine "); md_putu(b, md_heap.q_bytes >> 20); md_puts(b, " MiB");
-    md_puts(b, ", ready slots used "); md_putu(b, md_heap.ready_hits);
+    md_puts(b, ", mallocs from thread caches "); md_putu(b, md_heap.ready_hits);
     md_puts(b, " of "); md_putu(b, md_heap.ready_hits + md_heap.ready_misses);
+    md_puts(b, " ("); md_putu(b, md_heap.cache_refills); md_puts(b, " refills)");
     md_puts(b, ", reallocs by moving pages "); md_putu(b, md_heap.realloc_moves);
     md_puts(b, " ("); md_putu(b, md_heap.realloc_moved_pages); md_puts(b, " pages)");
     md_puts(b, ", stacks from the memo "); md_putu(b, md_heap.memo_hits);

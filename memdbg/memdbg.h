@@ -39,7 +39,9 @@ struct md_options {
     int malloc_context_size;     /* backtrace depth */
     int verbosity;
     int print_stats;
-    int background_thread;       /* pre-commit small slots off the hot path (opt-in) */
+    int background_thread;       /* accepted, no effect: per-thread slot caches replaced the helper thread */
+    int free_batch;
+    int fast_unwind_on_malloc;   /* malloc/free stacks by frame pointers instead of libunwind */              /* guards of freed blocks installed N at a time (1: at once) */
     int nonlinear_emulation;     /* test aid: nonlinear backend through mmap */
     size_t arena_size;           /* virtual size of the heap mapping */
     int allow_malloc_0;          /* 0: malloc(0) returns NULL */
@@ -151,8 +153,6 @@ struct md_slot {
 #define SLOT_F_UNGUARDED 1  /* mprotect backend past vm.max_map_count: no guard */
 #define SLOT_F_HAS_FILE  2  /* nonlinear: owns a file run */
 #define SLOT_F_FRESH     4  /* data pages are known to read as zero */
-#define SLOT_F_DROP_PENDING  8   /* freed memory not yet returned (worker queue) */
-#define SLOT_F_DROP_INFLIGHT 16  /* the worker is returning it right now */
 #define SLOT_F_KEPT 32           /* recycle_pages: freed pages still in the file (guarded) */
 /* The data pages hold MD_PAD_BYTE everywhere outside [pad_lo, pad_hi): set
  * by the heap before release (padding verified) and by the nonlinear
@@ -184,7 +184,8 @@ struct md_heap {
     size_t live_blocks, live_bytes, peak_live_blocks, peak_live_bytes;
     size_t total_allocs, total_frees;
     size_t errors_reported;
-    size_t ready_hits, ready_misses;   /* small mallocs served by the background thread */
+    size_t ready_hits, ready_misses;   /* small mallocs served by a thread's slot cache (racy counts) */
+    size_t cache_refills;              /* batches of ready slots committed */
     size_t realloc_moves, realloc_moved_pages; /* reallocs done by moving pages */
     size_t memo_hits, memo_misses;     /* stack captures served by the memo (racy counts) */
     /* mprotect accounting */
@@ -222,6 +223,14 @@ static inline uint32_t md_slot_data_page(const struct md_slot *s) {
     return md_opt.protect_below ? s->first_page + 1
                                 : s->first_page + s->pages - 1 - s->data_pages;
 }
+/* The bytes a block may lie in: its data pages.  The placement (heap.c
+ * place_block), the padding fill and the padding check all use this. */
+static inline uintptr_t md_slot_data_lo(const struct md_slot *s) {
+    return md_page_addr(md_slot_data_page(s));
+}
+static inline uintptr_t md_slot_data_hi(const struct md_slot *s) {
+    return md_slot_data_lo(s) + ((uintptr_t)s->data_pages << MD_PAGE_SHIFT);
+}
 /* Quarantine (quarantine.c) */
 void md_quarantine_push(uint32_t id) MEMDBG_HIDDEN;
 bool md_quarantine_evict_one(void) MEMDBG_HIDDEN;
@@ -239,11 +248,26 @@ struct md_backend {
     int (*guard_range)(uint32_t page, uint32_t n);  /* make never-used pages guards */
     int (*commit)(struct md_slot *s, uint32_t page, uint32_t n); /* make RW */
     int (*release)(struct md_slot *s, uint32_t page, uint32_t n); /* make guards */
-    /* Give freed pages' memory back (NULL: release already did).  Needs no
-     * lock, so the background thread can do it. */
+    /* Give freed pages' memory back (NULL: release already did). */
     int (*drop)(uint32_t page, uint32_t n);
-    bool commit_without_lock;                      /* commit may run unlocked */
-    bool no_helper;                                 /* never start the background thread */
+    /* Optional batch forms (NULL: the heap loops over commit / release).
+     * commit_many makes the data pages (md_slot_data_page, data_pages) of
+     * n slots accessible, resident too where that is cheaper than the
+     * first write's fault, and sets ok[i] per slot; release_many makes the
+     * data pages of n freed slots guards (as release).  Called with the
+     * heap lock held unless page_ops_unlocked. */
+    void (*commit_many)(struct md_slot *const *slots, uint32_t n, bool *ok);
+    void (*release_many)(struct md_slot *const *slots, uint32_t n);
+    /* commit, release, drop and their batch forms touch only the page
+     * tables of the slots named (no heap metadata): the heap calls them
+     * without its lock, so threads do their kernel work in parallel. */
+    bool page_ops_unlocked;
+    /* committed slots stay so in a fork child (private arena): threads
+     * may keep caches of ready slots */
+    bool slot_cache;
+    /* commit may add pages after a block's committed ones in its slot
+     * (realloc in place grows with protect_below) */
+    bool commit_extends;
     /* fork of a MAP_SHARED heap (NULL: the arena is private, the kernel
      * copies it on write).  fork_prepare runs in the parent with the heap
      * lock held and returns a descriptor of the child's copy (-1: failed);
@@ -282,14 +306,26 @@ extern MEMDBG_TLS int md_in_runtime MEMDBG_HIDDEN; /* re-entrancy guard */
 extern MEMDBG_TLS sigjmp_buf *md_block_read_jmp MEMDBG_HIDDEN;
 #define MD_PAD_BYTE 0xab
 
-/* ---- background thread (worker.c) ---- */
+/* ---- per-thread caches of ready slots, deferred guards (slot_cache.c) ---- */
 #define MD_READY_CLASSES 16          /* classes whose data-page count is exact */
-void md_worker_maybe_start(void) MEMDBG_HIDDEN;      /* call without the lock */
-void md_worker_queue_drop(uint32_t id) MEMDBG_HIDDEN;/* with the lock */
-uint32_t md_worker_take_ready(uint32_t cls) MEMDBG_HIDDEN; /* with the lock; 0 none */
-void md_slot_settle(struct md_slot *s) MEMDBG_HIDDEN;  /* with the lock: finish a pending drop */
-void md_worker_fork_child(void) MEMDBG_HIDDEN;
-extern int md_constructed MEMDBG_HIDDEN;
+/* A committed slot of data_pages pages for this thread (state SLOT_READY),
+ * or NULL: not a cached size, or none could be made.  Without the lock. */
+struct md_slot *md_cache_take(uint32_t data_pages) MEMDBG_HIDDEN;
+/* free_batch > 1: keeps freed slot id for a later batch of guards; false
+ * when the caller must guard it now.  Without the lock. */
+bool md_cache_defer_guard(uint32_t id) MEMDBG_HIDDEN;
+void md_cache_flush_guards(void) MEMDBG_HIDDEN;   /* this thread's deferred guards, now */
+void md_cache_fork_child(void) MEMDBG_HIDDEN;
+/* The end of a block's life after free (heap.c): guards over the data
+ * pages of the freed slots ids[0..n) (whose state is SLOT_QUARANTINED),
+ * memory back, then the quarantine.  Without the lock. */
+void md_blocks_guard(const uint32_t *ids, uint32_t n) MEMDBG_HIDDEN;
+
+/* ---- many ranges per kernel entry (madvise_vec.c) ---- */
+struct iovec;
+/* madvise(advice) over n ranges, through process_madvise when the kernel
+ * takes it; ok[i] (may be NULL) per range.  Returns the failed count. */
+size_t md_madvise_ranges(const struct iovec *iov, size_t n, int advice, bool *ok) MEMDBG_HIDDEN;
 
 /* ---- reports (report.c, fault.c, leaks.c) ---- */
 enum md_error {

@@ -35,6 +35,8 @@ static void opt_defaults(void)
     md_opt.check_at_exit = 1;
     md_opt.background_thread = 0;   /* opt-in: a thread breaks unshare(CLONE_NEWUSER) and the like */
     md_opt.recycle_pages = 0;
+    md_opt.free_batch = 1;
+    md_opt.fast_unwind_on_malloc = 0;   /* Debian's binaries have no frame pointers */
 }
 
 static void bad(const char *key, const char *val, size_t vlen, const char *why)
@@ -213,6 +215,8 @@ static void set_option(const char *key, size_t klen, const char *v, size_t vlen)
     BOOL_OPT("check_at_exit", check_at_exit)
     BOOL_OPT("background_thread", background_thread)
     BOOL_OPT("recycle_pages", recycle_pages)
+    INT_OPT("free_batch", free_batch, 1, 256, "expected 1..256")
+    BOOL_OPT("fast_unwind_on_malloc", fast_unwind_on_malloc)
     BOOL_OPT("nonlinear_emulation", nonlinear_emulation)
     if (eq(key, klen, "suppressions")) {   /* leaks.c reads it at the first leak check */
         if (vlen == 0 || vlen >= sizeof md_opt.suppressions) bad(k, v, vlen, "expected a path");

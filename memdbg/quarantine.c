@@ -13,7 +13,6 @@ bool md_quarantine_evict_one(void)
     md_heap.q_head = s->next;
     if (!md_heap.q_head) md_heap.q_tail = 0;
     md_heap.q_bytes -= (size_t)s->pages << MD_PAGE_SHIFT;
-    md_slot_settle(s);   /* a pending drop of its memory is done before the range is reused */
     if (!(__atomic_load_n(&s->flags, __ATOMIC_RELAXED) & SLOT_F_KEPT))
         __atomic_fetch_or(&s->flags, SLOT_F_FRESH, __ATOMIC_RELAXED);
     md_free_list_push(id);   /* keeps user/size/stacks for late reports */

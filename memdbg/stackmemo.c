@@ -108,6 +108,51 @@ static bool find_program_frame(struct md_stack *st)
     return false;
 }
 
+/* Highest address of this thread's stack (0: unknown), for the frame
+ * pointer walk, which must not read past it. */
+static MEMDBG_TLS uintptr_t tls_stack_hi;
+static MEMDBG_TLS int tls_stack_known;
+
+static uintptr_t stack_hi(void)
+{
+    if (!tls_stack_known) {
+        tls_stack_known = 1;
+        pthread_attr_t a;
+        void *lo;
+        size_t size;
+        if (pthread_getattr_np(pthread_self(), &a) == 0) {   /* its allocations: internal pool */
+            if (pthread_attr_getstack(&a, &lo, &size) == 0) tls_stack_hi = (uintptr_t)lo + size;
+            pthread_attr_destroy(&a);
+        }
+    }
+    return tls_stack_hi;
+}
+
+/* fast_unwind_on_malloc: the program's frames by their frame pointers, as
+ * ASan's fast unwinder does: the walk stops at the first saved RBP that is
+ * not above the previous one, inside this thread's stack and 8-aligned.
+ * Code built without frame pointers (most of Debian) uses RBP as a plain
+ * register, so the stack stops early or skips callers there; then
+ * libunwind (the default) gives the real one. */
+static bool unwind_frame_pointers(struct md_stack *st, int max)
+{
+    uintptr_t hi = stack_hi();
+    if (!hi) return false;
+    int n = 0;
+    st->buf[n++] = st->entry_ra;
+    if (n < max) st->buf[n++] = st->ra;
+    uintptr_t fp = st->bp, prev = st->sp - 16;
+    while (n < max && fp > prev && fp <= hi - 16 && !(fp & 7)) {
+        const uintptr_t *f = (const uintptr_t *)fp;
+        if (f[1] < MD_PAGE || f[1] - st->sp < hi - st->sp) break;   /* not code: RBP was data */
+        st->buf[n++] = f[1];
+        prev = fp;
+        fp = f[0];
+    }
+    st->n = n;
+    return true;
+}
+
 void md_stack_capture(struct md_stack *st, int max)
 {
     st->id = 0;
@@ -120,6 +165,7 @@ void md_stack_capture(struct md_stack *st, int max)
         st->n = md_capture_stack(st->buf, max);
         return;
     }
+    if (md_opt.fast_unwind_on_malloc && unwind_frame_pointers(st, max)) return;
     /* A call site's entry goes MEMO_SEEN (first miss: libunwind's cached
      * unw_backtrace) -> MEMO_RECORDED (second: the recording unwind, several
      * times dearer) -> hits while its words stay the same.  A recorded

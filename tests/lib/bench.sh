@@ -38,6 +38,7 @@ BENCH=$(cd "$BUILD" && pwd)/tests/lib/bench
 
 EFENCE=$(ls /usr/lib/libefence.so* /usr/lib/*/libefence.so* 2>/dev/null | head -n 1)
 DUMA=$(ls /usr/lib/libduma.so* /usr/lib/*/libduma.so* 2>/dev/null | head -n 1)
+VALGRIND=$(command -v valgrind 2>/dev/null)
 
 # Which memdbg backends work here (the library's own detection decides).
 backends=()
@@ -70,7 +71,7 @@ fi
 # vm.max_map_count they die (after a long setup), so such rows are skipped.
 MAX_MAP=$(cat /proc/sys/vm/max_map_count 2>/dev/null || echo 65530)
 
-iters_for() { case "$1" in efence|duma) echo $SLOW_ITERS ;; glibc) echo $GLIBC_ITERS ;; *) echo $MD_ITERS ;; esac; }
+iters_for() { case "$1" in efence|duma|valgrind) echo $SLOW_ITERS ;; glibc) echo $GLIBC_ITERS ;; *) echo $MD_ITERS ;; esac; }
 
 one() {   # one NAME LIVE -> prints a table row
     local name=$1 live=$2 iters line tmo=300
@@ -86,9 +87,14 @@ one() {   # one NAME LIVE -> prints a table row
         glibc) line=$("$BENCH" "$live" "$iters" 2>/dev/null) ;;
         efence) line=$(EF_ALLOW_MALLOC_0=1 LD_PRELOAD=$EFENCE timeout 300 "$BENCH" "$live" "$iters" 2>/dev/null) ;;
         duma) line=$(DUMA_DISABLE_BANNER=1 LD_PRELOAD=$DUMA timeout 300 "$BENCH" "$live" "$iters" 2>/dev/null) ;;
-        memdbg-*/thread)   # the opt-in helper thread
-            local b=${name#memdbg-}; b=${b%/thread}
-            line=$(LD_PRELOAD=$LIB MEMDBG_OPTIONS="backend=$b:detect_leaks=0:background_thread=1" timeout 300 "$BENCH" "$live" "$iters" 2>/dev/null) ;;
+        valgrind)   # memcheck, leak check off as for memdbg (detect_leaks=0)
+            line=$(timeout 600 "$VALGRIND" -q --leak-check=no "$BENCH" "$live" "$iters" 2>/dev/null) ;;
+        memdbg-*/2threads)   # 2 threads, LIVE blocks each: pairs/s against one thread's
+            local b=${name#memdbg-}; b=${b%/2threads}
+            line=$(LD_PRELOAD=$LIB MEMDBG_OPTIONS="backend=$b:detect_leaks=0" timeout 300 "$BENCH" "$live" "$iters" 2 2>/dev/null) ;;
+        memdbg-*/batch64)   # free_batch=64: guards installed 64 at a time
+            local b=${name#memdbg-}; b=${b%/batch64}
+            line=$(LD_PRELOAD=$LIB MEMDBG_OPTIONS="backend=$b:detect_leaks=0:free_batch=64" timeout 300 "$BENCH" "$live" "$iters" 2>/dev/null) ;;
         memdbg-*/recycle)   # the speed/quarantine trade-off (docs/libmemdbg.md)
             local b=${name#memdbg-}; b=${b%/recycle}
             line=$(LD_PRELOAD=$LIB MEMDBG_OPTIONS="backend=$b:detect_leaks=0:recycle_pages=1:quarantine_size_mb=64" timeout 300 "$BENCH" "$live" "$iters" 2>/dev/null) ;;
@@ -101,7 +107,8 @@ one() {   # one NAME LIVE -> prints a table row
         cpu=$(echo "$line" | sed -n 's/.*cpu_ns_per_pair=\([0-9]*\).*/\1/p')
         rss=$(echo "$line" | sed -n 's/.*rss_kb=\([0-9]*\).*/\1/p')
         vmas=$(echo "$line" | sed -n 's/.*vmas=\([0-9]*\).*/\1/p')
-        printf '%-22s %9s %12s %12s %12s %10s\n' "$name" "$live" "$ns" "$cpu" "$rss" "$vmas"
+        pps=$(echo "$line" | sed -n 's/.*pairs_per_s=\([0-9]*\).*/\1/p')
+        printf '%-22s %9s %12s %12s %12s %10s %10s\n' "$name" "$live" "$ns" "$cpu" "$rss" "$vmas" "${pps:--}"
         local key=${name//-/_}; key=${key//\//_}
         eval "NS_${key}_$live=$ns"
         eval "CPU_${key}_$live=$cpu"
@@ -111,18 +118,19 @@ one() {   # one NAME LIVE -> prints a table row
 }
 
 echo "# malloc/free pairs with N live blocks (sizes 16..512, random victim); kernel $(uname -r)"
-echo "# ns/pair: wall clock; cpu/pair: CPU time of the calling thread (memdbg's helper thread excluded)"
+echo "# ns/pair: wall clock; cpu/pair: CPU time of the thread(s) making the pairs, per pair"
 echo "# load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs${BENCH_HOST_LOAD:+ (host: $BENCH_HOST_LOAD)}; calibration ${CAL_NS} ns/pair: $MD_ITERS pairs per memdbg row, $SLOW_ITERS for efence/duma"
-printf '%-22s %9s %12s %12s %12s %10s\n' allocator live ns/pair cpu/pair rss_kB vmas
+echo "# pairs/s: all threads' pairs per second of wall clock (the /2threads rows run 2 threads of LIVE blocks each)"
+printf '%-22s %9s %12s %12s %12s %10s %10s\n' allocator live ns/pair cpu/pair rss_kB vmas pairs/s
 names=()
 for b in "${backends[@]}"; do names+=("memdbg-$b"); done
-# the helper thread's effect, where there is one (nonlinear and mprotect
-# never start it; it is off by default)
-for b in "${backends[@]}"; do [ "$b" = guard ] && names+=("memdbg-$b/thread"); done
+# 2 threads (scaling) and free_batch=64 (deferred guards), each backend
+for b in "${backends[@]}"; do names+=("memdbg-$b/2threads" "memdbg-$b/batch64"); done
 # recycle_pages acts on mprotect only (guard frees the page with the guard)
 for b in "${backends[@]}"; do [ "$b" = mprotect ] && names+=("memdbg-$b/recycle"); done
 [ -n "$EFENCE" ] && names+=(efence)
 [ -n "$DUMA" ] && names+=(duma)
+[ -n "$VALGRIND" ] && names+=(valgrind)
 names+=(glibc)
 for live in $SIZES; do
     for n in "${names[@]}"; do one "$n" "$live"; done
@@ -146,7 +154,7 @@ for n in "${names[@]}"; do
     k=${n//-/_}; k=${k//\//_}
     v=NS_${k}_10000; vc=CPU_${k}_10000
     if [ -n "${!v:-}" ] && [ -n "${NS_efence_10000:-}" ] && [ -n "${NS_duma_10000:-}" ]; then
-        echo "# at 10k live blocks $n: $(( NS_efence_10000 / ${!v} ))x (wall) / $(( CPU_efence_10000 / ${!vc} ))x (cpu) faster than Electric Fence, $(( NS_duma_10000 / ${!v} ))x / $(( CPU_duma_10000 / ${!vc} ))x than DUMA (issue 12's goal: 50x)"
+        echo "# at 10k live blocks $n: $(( NS_efence_10000 / ${!v} ))x (wall) / $(( CPU_efence_10000 / ${!vc} ))x (cpu) faster than Electric Fence, $(( NS_duma_10000 / ${!v} ))x / $(( CPU_duma_10000 / ${!vc} ))x than DUMA${NS_valgrind_10000:+, $(awk -v a="$NS_valgrind_10000" -v b="${!v}" 'BEGIN { printf "%.2f", a / b }')x (wall) than valgrind memcheck} (issue 12's goal: 50x)"
     fi
 done
 

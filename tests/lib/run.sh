@@ -186,6 +186,14 @@ t_uaf_read() {
     section_has '^previously allocated by thread T0 here:' malloc make_buffer main &&
     has '^SUMMARY: memdbg: heap-use-after-free in use_after_free'
 }
+t_fast_unwind() {   # frame-pointer stacks: the test programs keep their frame pointers
+    run "fast_unwind_on_malloc=1" "$T/t_uaf" read
+    rc_is 1 && first_line_is heap-use-after-free &&
+    section_has '^freed by thread T0 here:' free free_buffer main &&
+    section_has '^previously allocated by thread T0 here:' malloc make_buffer main || return 1
+    run "fast_unwind_on_malloc=1" "$T/t_threads"
+    clean && out_has ok
+}
 t_uaf_write_after_10k_frees() {
     run "" "$T/t_uaf" write
     rc_is 1 && first_line_is heap-use-after-free && has '^WRITE of size 4 at 0x' &&
@@ -429,6 +437,41 @@ t_background_thread() {   # the opt-in helper thread: same results
     run "background_thread=1" "$T/t_uaf" read
     rc_is 1 && first_line_is heap-use-after-free
 }
+t_free_batch_window() {   # free_batch=8: a guard waits for at most 7 later frees
+    run "free_batch=8" "$T/t_free_batch" window 6
+    out_has '^after free: accessible$' && out_has '^after 6 more frees: accessible$' && clean || return 1
+    run "free_batch=8" "$T/t_free_batch" window 7
+    out_has '^after 7 more frees: guarded$' || return 1
+    rc_is 1 && first_line_is heap-use-after-free || return 1
+    run "" "$T/t_free_batch" window 0     # the default guards at free itself
+    out_has '^after free: guarded$' && rc_is 1 && first_line_is heap-use-after-free
+}
+t_free_batch_thread_exit() {   # a thread's waiting guards are installed when it exits
+    run "free_batch=64" "$T/t_free_batch" thread
+    out_has '^after the thread.s exit: guarded$' && rc_is 1 && first_line_is heap-use-after-free
+}
+t_free_batch_double_free() {   # found at the second free, not at the batch
+    run "free_batch=64" "$T/t_free_batch" double
+    rc_is 1 && first_line_is double-free
+}
+t_free_batch_stress() {
+    run "free_batch=32" "$T/t_threads"
+    clean && out_has '^ok$' || return 1
+    run "free_batch=32" "$T/t_fork"
+    clean && out_has ok || return 1
+    run "free_batch=32:quarantine_size_mb=0" "$T/t_stress" 20000
+    clean && out_has '^ok$'
+}
+t_no_fault_on_malloc() {   # slots come resident from the thread's cache (guard, mprotect)
+    run "" "$T/t_faults" 2000
+    clean || return 1
+    local f
+    out_has 'faults=[0-9]' || fail "perf_event_open(page-faults) refused (perf_event_paranoid)" || return 1
+    f=$(sed -n 's/.*faults=\([0-9]*\).*/\1/p' "$OUT")
+    echo "#   2000 malloc/free pairs: ${f:-?} page faults"
+    [ -n "$f" ] && [ "$f" -lt 200 ] || fail "${f} faults for 2000 pairs: malloc's first write faults"
+}
+
 t_quarantine_zero_stress() {  # addresses reused at once: pending drops must finish first
     run "quarantine_size_mb=0" "$T/t_stress" 20000
     clean && out_has '^ok$' || return 1
@@ -751,6 +794,7 @@ tap "EF_PROTECT_BELOW=1 is honoured" t_underflow_ef_protect_below
 tap "heap-buffer-underflow in the padding, found at free" t_underflow_padding
 tap "heap-use-after-free (read)" t_uaf_read
 tap "heap-use-after-free (write after 10k other frees)" t_uaf_write_after_10k_frees
+tap "fast_unwind_on_malloc=1: malloc/free stacks by frame pointers" t_fast_unwind
 tap "stale pointer after realloc is a use-after-free" t_realloc_stale
 if [ "$ACTUAL" = guard ]; then
     tap "realloc in place (protect_below, spare slot page), overflow past it faults" t_realloc_inplace_pages
@@ -929,6 +973,12 @@ tap "calloc zeroing after recycling (quarantine 0)" t_calloc_recycled
 tap "C++ new/delete in all forms" t_cxx
 tap "allocation in constructors before main" t_early
 tap "background_thread=1 (opt-in helper thread)" t_background_thread
+tap "free_batch=8: a freed block's guard waits for at most 7 frees" t_free_batch_window
+tap "free_batch: a thread's waiting guards are installed at its exit" t_free_batch_thread_exit
+tap "free_batch: double free found at the second free" t_free_batch_double_free
+tap "free_batch: threads, fork, quarantine 0" t_free_batch_stress
+tap "small mallocs take no page fault (slots resident from the thread cache)" t_no_fault_on_malloc \
+    "$([ "$ACTUAL" = nonlinear ] && echo 'nonlinear maps new pages MAP_NONBLOCK: the first write faults them in')"
 tap "quarantine 0: immediate reuse with the background thread" t_quarantine_zero_stress
 tap "closefrom(3), 1,000 files: the program's file unchanged byte for byte" t_fd_files
 tap "program dup2's its file over fds 3..1023 (or RLIMIT_NOFILE-3): unchanged byte for byte" t_fd_dup2
