@@ -26,6 +26,23 @@ static long present_in(const char *map, size_t first, size_t n)
 	return c;
 }
 
+/*
+ * A shared mapping of @len bytes of @fd at an address aligned to the
+ * fault-around window, so that a fault on page 8 covers pages 0-15
+ * (do_fault_around() aligns the window by address).
+ */
+static char *map_window_aligned(size_t len, int fd)
+{
+	size_t align = WINDOW * nl_pagesize();
+	char *r = mmap(NULL, len + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *m;
+
+	if (r == MAP_FAILED)
+		return MAP_FAILED;
+	m = (char *)(((uintptr_t)r + align - 1) & ~(uintptr_t)(align - 1));
+	return mmap(m, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+}
+
 /* The window fault-around uses here (4 KiB pages, 64 KiB default) or 0 */
 static size_t fault_around_pages(void)
 {
@@ -42,20 +59,22 @@ static size_t fault_around_pages(void)
 
 TEST_F(fa, linear_fault_in_nonlinear_vma_faults_around)
 {
-	char *lin, *p = self->map;
+	char *lin, *p;
 	long want, got;
 	uint64_t v = 0;
 
 	if (fault_around_pages() < WINDOW)
 		SKIP(return, "fault_around_bytes below %d pages", WINDOW);
 	/* A linear mapping of the same file: what fault-around maps there. */
-	lin = mmap(NULL, N * self->page, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, 0);
+	lin = map_window_aligned(N * self->page, self->fd);
 	ASSERT_NE(MAP_FAILED, lin);
 	ASSERT_EQ(0, nl_probe(lin + 8 * self->page, &v, false, 0));
 	/* Without page 9: it holds an entry below. */
 	want = present_in(lin, 1, WINDOW - 1) - present_in(lin, 9, 1);
 	munmap(lin, N * self->page);
 	ASSERT_LE(WINDOW / 2, want) TH_LOG("fault-around maps only %ld pages of a linear mapping", want);
+	p = map_window_aligned(N * self->page, self->fd);
+	ASSERT_NE(MAP_FAILED, p);
 
 	/* Page 0 shows file page 31, page 9 file page 30; nothing mapped. */
 	ASSERT_EQ(0, nl_remap(p, self->page, 0, 31, MAP_NONBLOCK));
