@@ -141,21 +141,16 @@ static uintptr_t place_block(const struct md_slot *s, size_t size, size_t a)
     return md_opt.protect_below ? ((lo + a - 1) & ~(uintptr_t)(a - 1)) : ((hi - size) & ~(uintptr_t)(a - 1));
 }
 
-/* A committed slot of npages data pages (state SLOT_READY), or NULL: from
- * the thread's cache, else carved and committed here, the kernel work
- * without the heap lock where the backend allows. */
-static struct md_slot *take_slot(uint32_t npages)
+/* With the heap lock held (and returned held): a new slot of npages data
+ * pages, committed (state SLOT_READY), or NULL.  The commit runs without
+ * the lock where the backend allows (page_ops_unlocked); otherwise the
+ * whole malloc is one critical section, as the backend's calls are. */
+static struct md_slot *take_slot_locked(uint32_t npages)
 {
-    struct md_slot *s = md_cache_take(npages);
-    if (s) return s;
     const struct md_backend *be = md_heap.backend;
-    pthread_mutex_lock(&md_heap.lock);
     uint32_t id = md_slot_get(npages + 1, md_heap.unguarded_mode);
-    if (!id) {
-        pthread_mutex_unlock(&md_heap.lock);
-        return 0;
-    }
-    s = &md_heap.slots[id];
+    if (!id) return 0;
+    struct md_slot *s = &md_heap.slots[id];
     s->state = SLOT_READY;
     s->data_pages = npages;
     if (be->page_ops_unlocked) pthread_mutex_unlock(&md_heap.lock);
@@ -164,9 +159,8 @@ static struct md_slot *take_slot(uint32_t npages)
     if (rc != 0) {
         s->data_pages = 0;
         md_free_list_push(id);
-        s = 0;
+        return 0;
     }
-    pthread_mutex_unlock(&md_heap.lock);
     return s;
 }
 
@@ -186,8 +180,11 @@ void *md_alloc(size_t size, size_t align, int kind, bool zero)
     md_in_runtime++;
     struct md_stack stack, *st = &stack;
     md_stack_capture(st, md_opt.malloc_context_size);
-    struct md_slot *s = take_slot(npages);
+    struct md_slot *s = md_cache_take(npages);   /* small blocks: the thread's cache, no lock */
+    pthread_mutex_lock(&md_heap.lock);
+    if (!s) s = take_slot_locked(npages);
     if (!s) {
+        pthread_mutex_unlock(&md_heap.lock);
         md_in_runtime--;
         errno = ENOMEM;
         return 0;
@@ -203,7 +200,6 @@ void *md_alloc(size_t size, size_t align, int kind, bool zero)
         dirty_lo = ds + s->pad_lo;
         dirty_hi = ds + s->pad_hi;
     }
-    pthread_mutex_lock(&md_heap.lock);
     s->user = user;
     s->size = size;
     s->filling = 1;
@@ -358,6 +354,14 @@ void md_blocks_guard(const uint32_t *ids, uint32_t n)
     pthread_mutex_unlock(&md_heap.lock);
 }
 
+/* The same for one block, the lock held (backends whose calls need it:
+ * free stays one critical section there). */
+static void block_guard_locked(uint32_t id)
+{
+    guard_and_quarantine(&id, 1);
+    md_quarantine_push(id);
+}
+
 void md_free(void *p, int dealloc)
 {
     if (!p || md_is_internal(p)) return;
@@ -375,6 +379,10 @@ void md_free(void *p, int dealloc)
     pthread_mutex_lock(&md_heap.lock);
     struct md_slot *s = validate_for_free(p, st, dealloc);
     if (s) retire_block(s, st);
+    if (s && !md_heap.backend->page_ops_unlocked) {
+        block_guard_locked((uint32_t)(s - md_heap.slots));
+        s = 0;
+    }
     pthread_mutex_unlock(&md_heap.lock);
     if (s) {
         uint32_t id = (uint32_t)(s - md_heap.slots);
