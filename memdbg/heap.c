@@ -90,6 +90,10 @@ bool md_check_padding(struct md_slot *s, uintptr_t *bad)
     if (!s->data_pages) return true;
     uintptr_t ds = md_page_addr(md_slot_data_page(s));
     uintptr_t de = ds + ((uintptr_t)s->data_pages << MD_PAGE_SHIFT);
+    if (s->win_hi) {   /* only the window is this block's */
+        de = ds + s->win_hi;
+        ds += s->win_lo;
+    }
     uintptr_t end = s->user + s->size;
     size_t i = first_bad((const unsigned char *)end, de - end);
     if (i < de - end) { *bad = end + i; return false; }
@@ -148,7 +152,8 @@ void *md_alloc(size_t size, size_t align, int kind, bool zero)
     pthread_mutex_lock(&md_heap.lock);
     /* A slot the background thread already committed, if one is ready
      * (class index == data pages for the small exact classes). */
-    uint32_t id = md_heap.unguarded_mode ? 0 : md_worker_take_ready((uint32_t)npages);
+    uint32_t id = md_heap.backend->take_window && !md_opt.protect_below ? md_heap.backend->take_window(size, a) : 0;
+    if (!id && !md_heap.unguarded_mode) id = md_worker_take_ready((uint32_t)npages);
     struct md_slot *s = 0;
     if (id) {
         s = &md_heap.slots[id];
@@ -169,8 +174,18 @@ void *md_alloc(size_t size, size_t align, int kind, bool zero)
     }
     uintptr_t ds = md_page_addr(md_slot_data_page(s));
     uintptr_t de = ds + (npages << MD_PAGE_SHIFT);
+    /* A recycled run (nonlinear) is padding already except where its last
+     * block lay: fill only that (a few hundred bytes instead of a page). */
+    uintptr_t dirty_lo = ds, dirty_hi = de;
+    if (s->win_hi) {   /* a window of a shared page: fill only it */
+        dirty_lo = ds + s->win_lo;
+        de = dirty_hi = ds + s->win_hi;
+    } else if (s->flags & SLOT_F_PADDED) {
+        dirty_lo = ds + s->pad_lo;
+        dirty_hi = ds + s->pad_hi;
+    }
     uintptr_t user = md_opt.protect_below ? ((ds + a - 1) & ~(uintptr_t)(a - 1))
-                                          : ((de - size) & ~(uintptr_t)(a - 1));
+                                          : ((de - s->win_tail - size) & ~(uintptr_t)(a - 1));
     s->user = user;
     s->size = size;
     s->state = SLOT_LIVE;
@@ -183,13 +198,6 @@ void *md_alloc(size_t size, size_t align, int kind, bool zero)
     s->next = 0;
     md_leak_alloc_hook(id);
     bool fresh = s->flags & SLOT_F_FRESH;
-    /* A recycled run (nonlinear) is padding already except where its last
-     * block lay: fill only that (a few hundred bytes instead of a page). */
-    uintptr_t dirty_lo = ds, dirty_hi = de;
-    if (s->flags & SLOT_F_PADDED) {
-        dirty_lo = ds + s->pad_lo;
-        dirty_hi = ds + s->pad_hi;
-    }
     record_stats_alloc(size);
     pthread_mutex_unlock(&md_heap.lock);
     md_worker_maybe_start();
@@ -343,6 +351,10 @@ static bool realloc_in_place(struct md_slot *s, size_t size, struct md_stack *st
     size_t a = md_opt.alignment;
     uintptr_t ds = md_page_addr(md_slot_data_page(s));
     uintptr_t de = ds + ((uintptr_t)s->data_pages << MD_PAGE_SHIFT);
+    if (s->win_hi) {   /* the block ends win_tail bytes before its window's end */
+        de = ds + s->win_hi - s->win_tail;
+        ds += s->win_lo;
+    }
     if (!md_opt.protect_below) {
         if (size > de - ds || ((de - size) & ~(uintptr_t)(a - 1)) != s->user) return false;
     } else {

@@ -35,6 +35,9 @@ static void opt_defaults(void)
     md_opt.check_at_exit = 1;
     md_opt.background_thread = 0;   /* opt-in: a thread breaks unshare(CLONE_NEWUSER) and the like */
     md_opt.recycle_pages = 0;
+    md_opt.compact = 0;
+    md_opt.compact_max = 1024;
+    md_opt.compact_defer = 0;
 }
 
 static void bad(const char *key, const char *val, size_t vlen, const char *why)
@@ -175,11 +178,13 @@ static void set_option(const char *key, size_t klen, const char *v, size_t vlen)
     if (eq(key, klen, "quarantine_size_mb")) {
         if (!parse_int(v, vlen, 0, 1L << 30, &n)) bad(k, v, vlen, "expected MiB as a number >= 0");
         md_opt.quarantine_bytes = (size_t)n << 20;
+        md_opt.quarantine_set = 1;
         return;
     }
     if (eq(key, klen, "quarantine_size")) {
         if (!parse_size(v, vlen, &sz)) bad(k, v, vlen, "expected bytes, e.g. 4G");
         md_opt.quarantine_bytes = sz;
+        md_opt.quarantine_set = 1;
         return;
     }
     INT_OPT("malloc_fill_byte", malloc_fill_byte, -1, 255, "expected -1 (off) or 0..255")
@@ -214,6 +219,13 @@ static void set_option(const char *key, size_t klen, const char *v, size_t vlen)
     BOOL_OPT("background_thread", background_thread)
     BOOL_OPT("recycle_pages", recycle_pages)
     BOOL_OPT("nonlinear_emulation", nonlinear_emulation)
+    BOOL_OPT("compact", compact)
+    if (eq(key, klen, "compact_max")) {   /* the largest block two of which share a page */
+        if (!parse_size(v, vlen, &sz) || sz > 2000) bad(k, v, vlen, "expected bytes from 0 to 2000");
+        md_opt.compact_max = sz;
+        return;
+    }
+    INT_OPT("compact_defer", compact_defer, 0, 512, "expected 0 (guard at once) to 512 frees")
     if (eq(key, klen, "suppressions")) {   /* leaks.c reads it at the first leak check */
         if (vlen == 0 || vlen >= sizeof md_opt.suppressions) bad(k, v, vlen, "expected a path");
         memcpy(md_opt.suppressions, v, vlen);
@@ -247,7 +259,7 @@ void md_options_init(void)
     if (pf && *pf) {
         long n;
         if (!parse_bool(pf, md_strlen(pf), &n)) bad("EF_PROTECT_FREE", pf, md_strlen(pf), "expected 0 or 1");
-        if (n == 0) md_opt.quarantine_bytes = 0;
+        if (n == 0) md_opt.quarantine_bytes = 0, md_opt.quarantine_set = 1;
     }
 
     const char *s = getenv("MEMDBG_OPTIONS");
