@@ -39,6 +39,11 @@ static const uint16_t chunk_size[] = { 32,  48,  64,  80,  96,  112, 128, 160,  
 #define NCLS (sizeof chunk_size / sizeof *chunk_size)
 #define CACHE_MAX 64   /* pre-mapped slots kept per class */
 #define REFILL 32      /* slots one refill maps (one call) */
+#ifdef MD_COMPACT_POPULATE   /* experiment: the call faults new pages in */
+#define VECTOR_NONBLOCK 0
+#else
+#define VECTOR_NONBLOCK MAP_NONBLOCK
+#endif
 
 struct cpage {            /* per file page */
     uint64_t free[2];     /* chunk i not in use: bit i */
@@ -84,7 +89,7 @@ static uint32_t send(struct md_rfp_entry *e, uint32_t n)
         if (have_vector) {
             uint32_t k = n - done < MD_RFP_VECTOR_MAX ? n - done : MD_RFP_VECTOR_MAX;
             long r = syscall(SYS_remap_file_pages, e + done, (unsigned long)k, 0UL, 0UL,
-                             (unsigned long)(MAP_VECTOR | MAP_CHGPROT | MAP_NONBLOCK));
+                             (unsigned long)(MAP_VECTOR | MAP_CHGPROT | VECTOR_NONBLOCK));
             if (r > 0) { done += (uint32_t)r; continue; }
             if (errno == EINTR || errno == EAGAIN) continue;
             return done;
@@ -229,6 +234,10 @@ uint32_t md_compact_take(size_t size, size_t align)
 int md_compact_release(struct md_slot *s)
 {
     uint32_t fp = s->file_page, idx = chunk_of(s), cls = cpages[fp].cls - 1;
+    /* First the new slot: taking address space may guard more of the
+     * arena, which sends what is pending (md_compact_flush). */
+    struct md_rfp_entry map;
+    uint32_t id = ncache[cls] + reserved[cls] < CACHE_MAX ? new_slot(cls, fp, idx, &map) : 0;
     if (npend + 2 > PEND_MAX) md_compact_flush();
     uint32_t first = npend;
     struct md_rfp_entry *g = &pend[npend];
@@ -238,8 +247,8 @@ int md_compact_release(struct md_slot *s)
     g->prot = PROT_NONE;
     g->flags = 0;
     pend_slot[npend++] = 0;
-    uint32_t id = 0;
-    if (ncache[cls] + reserved[cls] < CACHE_MAX && (id = new_slot(cls, fp, idx, &pend[npend])) != 0) {
+    if (id) {
+        pend[npend] = map;
         pend_slot[npend++] = id;
         reserved[cls]++;
     }
