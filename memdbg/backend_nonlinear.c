@@ -14,6 +14,7 @@
 #include "memdbg.h"
 #include "nonlinear_abi.h"
 #include "nonlinear_pool.h"
+#include "compact.h"
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,6 +42,11 @@ static int rfp(uintptr_t addr, size_t len, int prot, size_t pgoff)
         if (syscall(SYS_remap_file_pages, addr, len, prot, pgoff, MAP_CHGPROT | MAP_NONBLOCK) == 0) return 0;
         if (errno != EINTR && errno != EAGAIN) return -1;
     }
+}
+
+int md_nonlinear_rfp(uintptr_t addr, size_t len, int prot, size_t pgoff)
+{
+    return rfp(addr, len, prot, pgoff);
 }
 
 static int nonlinear_probe(char *why, size_t whylen)
@@ -102,11 +108,13 @@ static int nonlinear_map_arena(void)
     if (p == MAP_FAILED) return -1;
     md_fp_init(md_heap.total_pages);
     page_file = md_fp_page_map();
+    md_compact_init();
     return 0;
 }
 
 static int nonlinear_guard_range(uint32_t page, uint32_t n)
 {
+    md_compact_flush();
     return rfp(md_page_addr(page), (size_t)n << MD_PAGE_SHIFT, PROT_NONE, 0);
 }
 
@@ -138,6 +146,7 @@ static uint32_t file_of(const struct md_slot *s, uint32_t page)
 static int nonlinear_commit(struct md_slot *s, uint32_t page, uint32_t n)
 {
     uint32_t run_len = s->pages - 1;
+    md_compact_flush();   /* compact_defer: its entries go first */
     if (!(s->flags & (SLOT_F_HAS_FILE | SLOT_F_MIXED))) {
         uint8_t f = s->flags & (uint8_t)~(SLOT_F_FRESH | SLOT_F_PADDED);
         struct md_fp_history h;
@@ -186,6 +195,8 @@ static void give_back(struct md_slot *s, uint32_t page, uint32_t npages, uint32_
 
 static int nonlinear_release(struct md_slot *s, uint32_t page, uint32_t n)
 {
+    if (s->win_hi) return md_compact_release(s);
+    md_compact_flush();
     if (rfp(md_page_addr(page), (size_t)n << MD_PAGE_SHIFT, PROT_NONE, 0) != 0) return -1;
     give_back(s, page, n, 0, 0);
     return 0;
@@ -199,6 +210,7 @@ static int nonlinear_move_pages(struct md_slot *from, uint32_t from_page, struct
 {
     uint32_t d1 = md_slot_data_page(from), d2 = md_slot_data_page(to);
     uint32_t n1 = from->data_pages, n2 = to->data_pages;
+    md_compact_flush();
     uint32_t head = to_page - d2, tail = d2 + n2 - (to_page + n);
     if (from->flags & SLOT_F_MIXED) {
         /* moved pages must stay consecutive in the file for give_back */
@@ -308,6 +320,7 @@ static int write_run(int fd, uint32_t fp, uint32_t n, bool from_fd)
 
 static int nonlinear_fork_prepare(void)
 {
+    md_compact_flush();
     uint32_t extent = md_fp_extent();
     if (!live_bits) {
         live_bits = md_reserve(((size_t)md_heap.total_pages / 64 + 1) * 8, "fork bitmap");
@@ -354,7 +367,7 @@ static int nonlinear_after_fork(int fd)
         } else if (rfp(md_page_addr(d), (size_t)s->data_pages << MD_PAGE_SHIFT, PROT_READ | PROT_WRITE,
                        s->file_page) != 0) return -1;
     }
-    return 0;
+    return md_compact_after_fork();
 }
 
 const struct md_backend md_backend_nonlinear MEMDBG_HIDDEN = {
@@ -368,6 +381,7 @@ const struct md_backend md_backend_nonlinear MEMDBG_HIDDEN = {
     .fork_prepare = nonlinear_fork_prepare,
     .after_fork = nonlinear_after_fork,
     .move_pages = nonlinear_move_pages,
+    .take_window = md_compact_take,
     /* Nothing slow is left to hand over: no memory is returned (runs are
      * recycled) and a recycled page needs no zeroing.  A helper's
      * remap_file_pages calls would only compete for the mmap lock, and its

@@ -138,7 +138,9 @@ static size_t block_data_pages(size_t size, size_t a)
 static uintptr_t place_block(const struct md_slot *s, size_t size, size_t a)
 {
     uintptr_t lo = md_slot_data_lo(s), hi = md_slot_data_hi(s);
-    return md_opt.protect_below ? ((lo + a - 1) & ~(uintptr_t)(a - 1)) : ((hi - size) & ~(uintptr_t)(a - 1));
+    /* a window's block ends win_tail bytes before it: its padding there */
+    return md_opt.protect_below ? ((lo + a - 1) & ~(uintptr_t)(a - 1))
+                                : ((hi - s->win_tail - size) & ~(uintptr_t)(a - 1));
 }
 
 /* With the heap lock held (and returned held): a new slot of npages data
@@ -180,8 +182,16 @@ void *md_alloc(size_t size, size_t align, int kind, bool zero)
     md_in_runtime++;
     struct md_stack stack, *st = &stack;
     md_stack_capture(st, md_opt.malloc_context_size);
-    struct md_slot *s = md_cache_take(npages);   /* small blocks: the thread's cache, no lock */
+    /* compact mode takes windows from the backend (with the lock); other
+     * small blocks come from the thread's cache, without it */
+    bool try_window = md_heap.backend->take_window && md_opt.compact && !md_opt.protect_below &&
+                      size <= md_opt.compact_max;
+    struct md_slot *s = try_window ? 0 : md_cache_take(npages);
     pthread_mutex_lock(&md_heap.lock);
+    if (!s && try_window) {   /* compact mode: a window of a shared page */
+        uint32_t wid = md_heap.backend->take_window(size, a);
+        if (wid) s = &md_heap.slots[wid];
+    }
     if (!s) s = take_slot_locked(npages);
     if (!s) {
         pthread_mutex_unlock(&md_heap.lock);
@@ -196,7 +206,7 @@ void *md_alloc(size_t size, size_t align, int kind, bool zero)
     /* A recycled run (nonlinear) is padding already except where its last
      * block lay: fill only that (a few hundred bytes instead of a page). */
     uintptr_t dirty_lo = ds, dirty_hi = de;
-    if (s->flags & SLOT_F_PADDED) {
+    if (!s->win_hi && (s->flags & SLOT_F_PADDED)) {   /* a window is filled whole */
         dirty_lo = ds + s->pad_lo;
         dirty_hi = ds + s->pad_hi;
     }
@@ -413,7 +423,7 @@ static bool realloc_in_place(struct md_slot *s, size_t size, struct md_stack *st
     size_t a = md_opt.alignment;
     uintptr_t ds = md_slot_data_lo(s), de = md_slot_data_hi(s);
     if (!md_opt.protect_below) {
-        if (size > de - ds || place_block(s, size, a) != s->user) return false;
+        if (size > de - ds - s->win_tail || place_block(s, size, a) != s->user) return false;
     } else {
         size_t need = s->user - ds + size;
         uint32_t npages = (uint32_t)((need + MD_PAGE - 1) >> MD_PAGE_SHIFT);

@@ -48,6 +48,10 @@ struct md_options {
     int symbolize;
     int check_at_exit;           /* verify padding of live blocks at exit */
     int recycle_pages;           /* keep freed small blocks' pages for their slot's next block */
+    int compact;                 /* nonlinear: small blocks share file pages (compact.c) */
+    size_t compact_max;          /* largest block placed compactly */
+    int compact_defer;           /* >0: guard freed compact blocks in batches of this many */
+    int quarantine_set;          /* quarantine size given by the user */
     char suppressions[512];      /* LSan-style suppressions file (leak:PATTERN lines); empty: none */
 };
 extern struct md_options md_opt MEMDBG_HIDDEN;
@@ -149,6 +153,12 @@ struct md_slot {
     /* malloc is writing the padding, outside the heap lock: a check of
      * live blocks (at exit, while other threads run) must skip it */
     uint8_t filling;
+    /* win_hi != 0: the block owns only bytes [win_lo, win_hi) of its one
+     * data page (the rest belongs to other blocks sharing the file page,
+     * compact.c): it is placed to end win_tail bytes before win_hi, and
+     * its padding is checked and filled only within the window. */
+    uint8_t win_tail;
+    uint16_t win_lo, win_hi;
 };
 #define SLOT_F_UNGUARDED 1  /* mprotect backend past vm.max_map_count: no guard */
 #define SLOT_F_HAS_FILE  2  /* nonlinear: owns a file run */
@@ -223,13 +233,15 @@ static inline uint32_t md_slot_data_page(const struct md_slot *s) {
     return md_opt.protect_below ? s->first_page + 1
                                 : s->first_page + s->pages - 1 - s->data_pages;
 }
-/* The bytes a block may lie in: its data pages.  The placement (heap.c
- * place_block), the padding fill and the padding check all use this. */
+/* The bytes a block may lie in: its data pages, or its window of a shared
+ * page (compact mode).  The placement (heap.c place_block), the padding
+ * fill and the padding check all use this. */
 static inline uintptr_t md_slot_data_lo(const struct md_slot *s) {
-    return md_page_addr(md_slot_data_page(s));
+    return md_page_addr(md_slot_data_page(s)) + (s->win_hi ? s->win_lo : 0);
 }
 static inline uintptr_t md_slot_data_hi(const struct md_slot *s) {
-    return md_slot_data_lo(s) + ((uintptr_t)s->data_pages << MD_PAGE_SHIFT);
+    uintptr_t page = md_page_addr(md_slot_data_page(s));
+    return s->win_hi ? page + s->win_hi : page + ((uintptr_t)s->data_pages << MD_PAGE_SHIFT);
 }
 /* Quarantine (quarantine.c) */
 void md_quarantine_push(uint32_t id) MEMDBG_HIDDEN;
@@ -280,6 +292,10 @@ struct md_backend {
      * pages guards (its other memory is given back).  -1: nothing changed. */
     int (*move_pages)(struct md_slot *from, uint32_t from_page, struct md_slot *to, uint32_t to_page,
                       uint32_t n);
+    /* With the lock held (NULL: none): a slot already mapped for a block of
+     * `size` bytes aligned to `align`, with a window (see struct md_slot),
+     * or 0 for the ordinary path.  release() retires such slots too. */
+    uint32_t (*take_window)(size_t size, size_t align);
 };
 extern const struct md_backend md_backend_nonlinear MEMDBG_HIDDEN;
 extern const struct md_backend md_backend_guard MEMDBG_HIDDEN;

@@ -37,6 +37,9 @@ static void opt_defaults(void)
     md_opt.recycle_pages = 0;
     md_opt.free_batch = 1;
     md_opt.fast_unwind_on_malloc = 0;   /* Debian's binaries have no frame pointers */
+    md_opt.compact = 0;
+    md_opt.compact_max = 1024;
+    md_opt.compact_defer = 0;
 }
 
 static void bad(const char *key, const char *val, size_t vlen, const char *why)
@@ -177,11 +180,13 @@ static void set_option(const char *key, size_t klen, const char *v, size_t vlen)
     if (eq(key, klen, "quarantine_size_mb")) {
         if (!parse_int(v, vlen, 0, 1L << 30, &n)) bad(k, v, vlen, "expected MiB as a number >= 0");
         md_opt.quarantine_bytes = (size_t)n << 20;
+        md_opt.quarantine_set = 1;
         return;
     }
     if (eq(key, klen, "quarantine_size")) {
         if (!parse_size(v, vlen, &sz)) bad(k, v, vlen, "expected bytes, e.g. 4G");
         md_opt.quarantine_bytes = sz;
+        md_opt.quarantine_set = 1;
         return;
     }
     INT_OPT("malloc_fill_byte", malloc_fill_byte, -1, 255, "expected -1 (off) or 0..255")
@@ -218,6 +223,13 @@ static void set_option(const char *key, size_t klen, const char *v, size_t vlen)
     INT_OPT("free_batch", free_batch, 1, 256, "expected 1..256")
     BOOL_OPT("fast_unwind_on_malloc", fast_unwind_on_malloc)
     BOOL_OPT("nonlinear_emulation", nonlinear_emulation)
+    BOOL_OPT("compact", compact)
+    if (eq(key, klen, "compact_max")) {   /* the largest block two of which share a page */
+        if (!parse_size(v, vlen, &sz) || sz > 2000) bad(k, v, vlen, "expected bytes from 0 to 2000");
+        md_opt.compact_max = sz;
+        return;
+    }
+    INT_OPT("compact_defer", compact_defer, 0, 512, "expected 0 (guard at once) to 512 frees")
     if (eq(key, klen, "suppressions")) {   /* leaks.c reads it at the first leak check */
         if (vlen == 0 || vlen >= sizeof md_opt.suppressions) bad(k, v, vlen, "expected a path");
         memcpy(md_opt.suppressions, v, vlen);
@@ -251,7 +263,7 @@ void md_options_init(void)
     if (pf && *pf) {
         long n;
         if (!parse_bool(pf, md_strlen(pf), &n)) bad("EF_PROTECT_FREE", pf, md_strlen(pf), "expected 0 or 1");
-        if (n == 0) md_opt.quarantine_bytes = 0;
+        if (n == 0) md_opt.quarantine_bytes = 0, md_opt.quarantine_set = 1;
     }
 
     const char *s = getenv("MEMDBG_OPTIONS");

@@ -59,7 +59,7 @@ fail() { echo "#   $*"; return 1; }
 # run OPTIONS cmd...: runs cmd under the preload; sets RC, OUT, ERR.
 run() {
     local opts=$1; shift
-    local o="backend=$BACKEND"
+    local o="backend=$BACKEND${MEMDBG_TEST_OPTIONS:+:$MEMDBG_TEST_OPTIONS}"
     [ -n "$opts" ] && o="$o:$opts"
     # (the subshell keeps bash's "Aborted" job notice out of the TAP stream)
     ( LD_PRELOAD=$LIB MEMDBG_OPTIONS=$o timeout 120 "$@" >"$OUT" 2>"$ERR" </dev/null; exit $? ) 2>/dev/null
@@ -69,7 +69,7 @@ run_env() {   # like run, but takes KEY=VAL environment words first, then --
     local envs=()
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done
     shift
-    env "${envs[@]}" LD_PRELOAD=$LIB MEMDBG_OPTIONS="backend=$BACKEND" timeout 120 "$@" >"$OUT" 2>"$ERR" </dev/null
+    env "${envs[@]}" LD_PRELOAD=$LIB MEMDBG_OPTIONS="backend=$BACKEND${MEMDBG_TEST_OPTIONS:+:$MEMDBG_TEST_OPTIONS}" timeout 120 "$@" >"$OUT" 2>"$ERR" </dev/null
     RC=$?
 }
 rc_is() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"; }
@@ -1020,6 +1020,79 @@ if [ "$ACTUAL" != nonlinear ]; then
     tap "nonlinear logic (emulated): realloc moves pages" t_nlemu_realloc_pages
     tap "nonlinear logic (emulated): fork, alignment" t_nlemu_fork
 fi
+# ------------------------------------------ issue 12: compact mode (nonlinear)
+# Small blocks share file pages, each seen through its own virtual page.
+CP="compact=1"
+t_compact_share() {   # the second block's bytes show through the first one's page
+    run "$CP" "$T/t_compact" share
+    clean && out_has '^shared=1$' || return 1
+    run "compact=0" "$T/t_compact" share   # a page per block: not shared
+    clean && out_has '^shared=0$'
+}
+t_compact_reuse() {   # a freed chunk serves the next block at a new address
+    run "$CP" "$T/t_compact" reuse
+    clean && out_has '^reuse new_address=1 same_offset=1$'
+}
+t_compact_uaf() {   # page-exact after 100k frees whose bytes reused the block's chunk
+    local o
+    for o in "$CP" "$CP:compact_defer=64"; do
+        run "$o" "$T/t_compact" uaf
+        rc_is 1 && first_line_is heap-use-after-free && has 'is located 5 bytes inside of 32-byte region' &&
+        section_has '^freed by thread T0 here:' free free_buffer main &&
+        section_has '^previously allocated by thread T0 here:' malloc make_buffer main &&
+        out_has '^reading$' && ! grep -q '^read ' "$OUT" || fail "$o: use-after-free not caught" || return 1
+    done
+}
+t_compact_pageend() {   # a block ending at the page end: overflow faults at the access
+    run "$CP" "$T/t_compact" pageend
+    rc_is 1 && first_line_is heap-buffer-overflow && has 'is located 0 bytes after 32-byte region' &&
+    section_has '^WRITE of size 1' do_overflow_write main && ! grep -q survived "$OUT"
+}
+t_compact_inpage() {   # inside the shared page: found at free (at the access with a page per block)
+    run "$CP" "$T/t_compact" inpage
+    rc_is 1 && first_line_is heap-buffer-overflow && has 'is located 0 bytes after 32-byte region' &&
+    has 'found when it was freed' && out_has '^survived the write$' || return 1
+    run "compact=0" "$T/t_compact" inpage
+    rc_is 1 && first_line_is heap-buffer-overflow && ! grep -q survived "$OUT" && hasnt 'found when it was freed'
+}
+t_compact_programs() {   # double free, realloc, memalign, calloc, threads, fork, stress
+    run "$CP" "$T/t_double_free"
+    rc_is 1 && first_line_is double-free || return 1
+    local p o
+    for o in "$CP" "$CP:compact_defer=16" "$CP:quarantine_size_mb=0"; do
+        for p in t_realloc_chain t_align t_sizes t_threads t_fork t_cxx; do
+            run "$o" "$T/$p"
+            clean && out_has ok || fail "$o: $p" || return 1
+        done
+        run "$o" "$T/t_stress" 20000
+        clean && out_has '^ok$' || fail "$o: t_stress" || return 1
+    done
+}
+t_compact_memory() {   # 100k live 32-byte blocks: less than 32 MiB (a page per block: 400 MiB)
+    run "$CP" "$T/t_compact" rss 100000 32
+    clean && out_has '^ok$' || return 1
+    local pss fkb rss
+    pss=$(sed -n 's/.* pss_kb=\([0-9]*\).*/\1/p' "$OUT")
+    fkb=$(sed -n 's/.* heap_file_kb=\([0-9-]*\).*/\1/p' "$OUT")
+    rss=$(sed -n 's/.* rss_kb=\([0-9]*\).*/\1/p' "$OUT")
+    echo "#   100k live 32-byte blocks: Pss ${pss:-?} KiB, heap file ${fkb:-?} KiB (VmRSS ${rss:-?} KiB counts every alias)"
+    [ -n "$pss" ] && [ "$pss" -lt 32768 ] || fail "Pss ${pss} KiB" || return 1
+    [ -n "$fkb" ] && [ "$fkb" -ge 0 ] && [ "$fkb" -lt 8192 ] || fail "heap file ${fkb} KiB"
+}
+if [ "$ACTUAL" = nonlinear ]; then
+    tap "compact: small blocks share a file page" t_compact_share
+    tap "compact: a freed block's bytes serve the next block at a new address" t_compact_reuse
+    tap "compact: use-after-free page-exact after 100k reuses of its bytes (also compact_defer)" t_compact_uaf
+    tap "compact: overflow at the page end faults at the access" t_compact_pageend
+    tap "compact: overflow within the shared page found at free" t_compact_inpage
+    tap "compact: double free, realloc, memalign, calloc, threads, fork, stress" t_compact_programs
+    tap "compact: 100k live 32-byte blocks in less than 32 MiB" t_compact_memory
+else
+    for d in share reuse uaf pageend inpage programs memory; do
+        tap "compact: $d" t_compact_$d "compact mode needs the nonlinear backend"
+    done
+fi
+
 why=$(echo "$probe" | sed -n 's/.*nonlinear: no, \([^;]*\);.*/\1/p')
 if [ -z "$why" ] && [ "$ACTUAL" != unavailable ]; then
     tap "nonlinear backend is usable (patched kernel)" t_nonlinear_detect

@@ -1,0 +1,20 @@
+/* Compact mode of the nonlinear backend (compact.c). */
+#ifndef MEMDBG_COMPACT_H
+#define MEMDBG_COMPACT_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct md_slot;
+
+void md_compact_init(void);                       /* after the arena is mapped */
+uint32_t md_compact_take(size_t size, size_t align);   /* backend take_window */
+int md_compact_release(struct md_slot *s);        /* a slot with a window */
+/* Deferred guards and maps go to the kernel before any other change of
+ * the mapping, so that the calls stay in order. */
+void md_compact_flush(void);
+int md_compact_after_fork(void);                  /* child: map the cached slots again */
+
+/* In backend_nonlinear.c: one remap_file_pages(MAP_CHGPROT | MAP_NONBLOCK). */
+int md_nonlinear_rfp(uintptr_t addr, size_t len, int prot, size_t pgoff);
+#endif

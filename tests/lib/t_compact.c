@@ -1,0 +1,131 @@
+/* Compact mode (compact=1, nonlinear backend): small blocks share file
+ * pages, each seen through its own virtual page.  Mode in argv[1]:
+ *   share      two 32-byte blocks: is the second one's data visible
+ *              through the first one's page?  prints shared=0|1
+ *   reuse      a freed block's bytes serve the next block of its size at
+ *              a new address; prints the offsets within the page
+ *   uaf        read a 32-byte block after 100k frees of blocks of its
+ *              size (its bytes reused meanwhile): must fault
+ *   pageend    overflow by 1 of a block that ends at its page's end
+ *   inpage     overflow by 1 of a 32-byte block that does not: found at
+ *              free in compact mode (at the access with a page per block)
+ *   rss N SIZE N live blocks of SIZE bytes: prints VmRSS, Pss and the
+ *              heap file's size in KiB */
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char *volatile sink;
+char *make_buffer(size_t n) { return malloc(n); }
+void do_overflow_write(char *p, size_t i) { p[i] = 'x'; }
+int do_read(char *p, size_t i) { return p[i]; }
+void free_buffer(char *p) { free(p); }
+
+static long heap_file_kb(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    long kb = -1;
+    while (d && (e = readdir(d))) {
+        char path[300], target[256];
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(path, target, sizeof target - 1);
+        if (n <= 0) continue;
+        target[n] = 0;
+        struct stat st;
+        if (strstr(target, "memfd:memdbg-heap") && stat(path, &st) == 0) kb = (long)st.st_blocks / 2;
+    }
+    if (d) closedir(d);
+    return kb;
+}
+
+static long proc_kb(const char *file, const char *key)
+{
+    FILE *f = fopen(file, "r");
+    char line[256];
+    long v = -1;
+    size_t kl = strlen(key);
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, key, kl)) { v = atol(line + kl); break; }
+    if (f) fclose(f);
+    return v;
+}
+
+static uintptr_t off(const void *p) { return (uintptr_t)p & 4095; }
+static uintptr_t page(const void *p) { return (uintptr_t)p & ~(uintptr_t)4095; }
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (!strcmp(mode, "share")) {
+        char *p = make_buffer(32), *q = make_buffer(32);
+        memset(q, 0x5a, 32);
+        /* q's bytes through p's page, at q's offset */
+        int shared = page(p) != page(q) && off(p) != off(q) && ((char *)page(p))[off(q)] == 0x5a &&
+                     ((char *)page(p))[off(q) + 31] == 0x5a;
+        printf("shared=%d\n", shared);
+        free(p);
+        free(q);
+    } else if (!strcmp(mode, "reuse")) {
+        char *p = make_buffer(48);
+        uintptr_t o = off(p);
+        free_buffer(p);
+        char *q = make_buffer(48);
+        printf("reuse new_address=%d same_offset=%d\n", page(q) != page(p), off(q) == o);
+        free(q);
+    } else if (!strcmp(mode, "uaf")) {
+        char *p = make_buffer(32);
+        free_buffer(p);
+        for (int i = 0; i < 100000; i++) {
+            sink = malloc(32);
+            memset(sink, 1, 32);
+            free(sink);
+        }
+        printf("reading\n");
+        fflush(stdout);
+        printf("read %d\n", do_read(p, 5));   /* must fault */
+    } else if (!strcmp(mode, "pageend") || !strcmp(mode, "inpage")) {
+        /* among 64 blocks of 32 bytes, one that ends at its page's end
+         * (pageend) or one that does not (inpage) */
+        char *b[64], *p = 0;
+        int want_end = !strcmp(mode, "pageend");
+        for (int i = 0; i < 64; i++) {
+            b[i] = make_buffer(32);
+            if (!p && (off(b[i] + 32) == 0) == want_end) p = b[i];
+        }
+        if (!p && !want_end) {   /* a page per block: every block ends at its page's end */
+            printf("no block inside a page\n");
+            p = b[0];
+        }
+        if (!p) { printf("no such block\n"); return 2; }
+        printf("overflowing\n");
+        fflush(stdout);
+        do_overflow_write(p, 32);
+        printf("survived the write\n");
+        fflush(stdout);
+        free_buffer(p);
+        printf("survived free\n");
+    } else if (!strcmp(mode, "rss") && argc > 3) {
+        long n = atol(argv[2]);
+        size_t size = (size_t)atol(argv[3]);
+        char **v = malloc(sizeof *v * (size_t)n);
+        for (long i = 0; i < n; i++) {
+            v[i] = malloc(size);
+            memset(v[i], (int)i, size);
+        }
+        printf("live=%ld size=%zu rss_kb=%ld pss_kb=%ld heap_file_kb=%ld\n", n, size,
+               proc_kb("/proc/self/status", "VmRSS:"), proc_kb("/proc/self/smaps_rollup", "Pss:"),
+               heap_file_kb());
+        for (long i = 0; i < n; i++) free(v[i]);
+        free(v);
+    } else {
+        fprintf(stderr, "usage: t_compact share|reuse|uaf|pageend|inpage|rss N SIZE\n");
+        return 2;
+    }
+    printf("ok\n");
+    return 0;
+}
