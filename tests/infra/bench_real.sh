@@ -25,7 +25,7 @@ if [ ! -x "$run" ]; then
 	echo "not ok 1 - $run is missing (make tests builds it)"
 	exit 1
 fi
-echo "1..12"
+echo "1..13"
 
 "$run" --out "$tmp/r" -- sh -c 'exit 3' >/dev/null 2>&1
 check "bench-run: a program's exit status" "$tmp/r" '^status=exit_3 '
@@ -47,12 +47,21 @@ if [ "${rss:-0}" -ge 60000 ] && awk -v c="${cpu:-0}" 'BEGIN { exit !(c >= 0.02) 
 else
 	not_ok "bench-run: CPU time and peak RSS include a grandchild" "$tmp/r"
 fi
+# a grandchild killed at the timeout, never reaped by its parent (as cc1
+# under gcc): its CPU time still counts
+"$run" --out "$tmp/r" --timeout 1.5 -- sh -c 'perl -e "1 while 1"; true' >/dev/null 2>&1
+cpu=$(kv "$tmp/r" cpu_s)
+if grep -q '^status=timeout ' "$tmp/r" && awk -v c="${cpu:-0}" 'BEGIN { exit !(c >= 0.05) }'; then
+	ok "bench-run: CPU time of a grandchild killed at the timeout (${cpu} s)"
+else
+	not_ok "bench-run: CPU time of a grandchild killed at the timeout" "$tmp/r"
+fi
 # maps lines of the largest process of the group: a grandchild with 300
 # shared anonymous mappings (each its own shmem object: they cannot merge)
 "$run" --out "$tmp/r" -- sh -c '/usr/bin/python3 -c "
 import mmap, time
 ms = [mmap.mmap(-1, 4096) for i in range(300)]
-time.sleep(0.5)
+time.sleep(2)
 "; true' >/dev/null 2>&1
 lines=$(kv "$tmp/r" peak_maps)
 if [ "${lines:-0}" -ge 300 ]; then ok "bench-run: peak maps lines of a grandchild ($lines)"; else not_ok "bench-run: peak maps lines of a grandchild" "$tmp/r"; fi
