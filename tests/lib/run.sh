@@ -1099,8 +1099,7 @@ if [ "$ACTUAL" = nonlinear ]; then
     tap "compact: overflow within the shared page found at free" t_compact_inpage
     tap "compact: double free, realloc, memalign, calloc, fork, C++, stress" t_compact_programs
     tap "compact: 100k live 32-byte blocks in less than 32 MiB" t_compact_memory
-    tap_todo "compact: 4 threads with cross-thread frees" t_compact_threads \
-        "t_threads hangs with compact=1 (not with compact_defer=16) in the guest; not diagnosed yet"
+    tap "compact: 4 threads with cross-thread frees" t_compact_threads
 else
     for d in share reuse uaf pageend inpage programs memory threads; do
         tap "compact: $d" t_compact_$d "compact mode needs the nonlinear backend"
