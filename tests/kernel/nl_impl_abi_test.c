@@ -18,32 +18,7 @@
 
 #define N 8
 
-FIXTURE(abi2)
-{
-	int fd;
-	char *map;
-	size_t page;
-	uint64_t want[N];
-};
-
-FIXTURE_SETUP(abi2)
-{
-	self->page = nl_pagesize();
-	self->fd = nl_memfd("nl_impl_abi", N, true);
-	ASSERT_LE(0, self->fd);
-	self->map = nl_map_with_hole(N * self->page, self->fd);
-	ASSERT_NE(MAP_FAILED, self->map);
-	for (size_t i = 0; i < N; i++)
-		self->want[i] = NL_STAMP(i, 0);
-	if (!nonlinear_supported())
-		SKIP(return, "no nonlinear remap_file_pages() on this kernel");
-}
-
-FIXTURE_TEARDOWN(abi2)
-{
-	if (self->fd >= 0)
-		close(self->fd);
-}
+NL_MEMFD_FIXTURE(abi2, "nl_impl_abi", N)
 
 TEST_F(abi2, sealed_vma_eperm)
 {

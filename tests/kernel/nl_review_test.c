@@ -29,32 +29,7 @@
 
 #define N 8
 
-FIXTURE(review)
-{
-	int fd;
-	char *map;
-	size_t page;
-	uint64_t want[N];
-};
-
-FIXTURE_SETUP(review)
-{
-	self->page = nl_pagesize();
-	self->fd = nl_memfd("nl_review", N, true);
-	ASSERT_LE(0, self->fd);
-	self->map = nl_map_with_hole(N * self->page, self->fd);
-	ASSERT_NE(MAP_FAILED, self->map);
-	for (size_t i = 0; i < N; i++)
-		self->want[i] = NL_STAMP(i, 0);
-	if (!nonlinear_supported())
-		SKIP(return, "no nonlinear remap_file_pages() on this kernel");
-}
-
-FIXTURE_TEARDOWN(review)
-{
-	if (self->fd >= 0)
-		close(self->fd);
-}
+NL_MEMFD_FIXTURE(review, "nl_review", N)
 
 /* Whether the kernel limits swap (and nonlinear) offsets for L1TF. */
 static bool l1tf_limited(void)

@@ -531,6 +531,38 @@ static inline void nl_print_kernel(const char *prog)
 	fflush(stdout);
 }
 
+/*
+ * The fixture of tests that work on one small stamped memfd: @pages pages
+ * (page j carries NL_STAMP(j, 0) in every word) mapped shared and writable
+ * before a hole (nl_map_with_hole()), want[] describing that linear
+ * layout.  Skips where the kernel has no nonlinear remap_file_pages().
+ */
+#define NL_MEMFD_FIXTURE(fixture, name, pages)                                   \
+	FIXTURE(fixture)                                                         \
+	{                                                                        \
+		int fd;                                                          \
+		char *map;                                                       \
+		size_t page;                                                     \
+		uint64_t want[pages];                                            \
+	};                                                                       \
+	FIXTURE_SETUP(fixture)                                                   \
+	{                                                                        \
+		self->page = nl_pagesize();                                      \
+		self->fd = nl_memfd(name, pages, true);                          \
+		ASSERT_LE(0, self->fd);                                          \
+		self->map = nl_map_with_hole((pages) * self->page, self->fd);    \
+		ASSERT_NE(MAP_FAILED, self->map);                                \
+		for (size_t i = 0; i < (pages); i++)                             \
+			self->want[i] = NL_STAMP(i, 0);                          \
+		if (!nonlinear_supported())                                      \
+			SKIP(return, "no nonlinear remap_file_pages() on this kernel"); \
+	}                                                                        \
+	FIXTURE_TEARDOWN(fixture)                                                \
+	{                                                                        \
+		if (self->fd >= 0)                                               \
+			close(self->fd);                                         \
+	}
+
 /* One VMA over [map, map + len), marked nonlinear in smaps. */
 #define EXPECT_NONLINEAR(map, len)                                                  \
 	do {                                                                        \
