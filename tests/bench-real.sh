@@ -85,6 +85,7 @@ done
 for t in ${tools//,/ }; do
 	case " $all_tools " in *" $t "*) ;; *) echo "$0: --tools: unknown tool '$t' ($all_tools)" >&2; exit 2 ;; esac
 done
+tools=${tools//,/ }   # the lists below split on spaces
 workloads=${only//,/ }
 workloads=${workloads:-$all_workloads}
 
@@ -447,7 +448,7 @@ fi
 if [ "$where" != host ]; then
 	gargs="--inside guest --scale $guest_scale --timeout $guest_timeout --build $build"
 	[ -n "$only" ] && gargs+=" --only $only"
-	[ -n "$tools" ] && gargs+=" --tools $tools"
+	[ -n "$tools" ] && gargs+=" --tools ${tools// /,}"
 	[ "$dry" = 1 ] && gargs+=" --dry-run"
 	# Runs in the guest take $guest_timeout at most; the guest's own
 	# limit covers the lot (42 runs) with room.

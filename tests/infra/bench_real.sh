@@ -25,7 +25,7 @@ if [ ! -x "$run" ]; then
 	echo "not ok 1 - $run is missing (make tests builds it)"
 	exit 1
 fi
-echo "1..13"
+echo "1..14"
 
 "$run" --out "$tmp/r" -- sh -c 'exit 3' >/dev/null 2>&1
 check "bench-run: a program's exit status" "$tmp/r" '^status=exit_3 '
@@ -74,6 +74,13 @@ if [ "$runs" -ge 28 ] && [ "$runs" = "$total" ] && [ $((runs % 7)) = 0 ]; then
 	ok "bench-real --dry-run lists $runs runs, 7 workloads"
 else
 	not_ok "bench-real --dry-run lists every run (7 workloads x tools)" "$tmp/dry"
+fi
+# --tools takes a comma-separated list (it once ran the whole list as one tool)
+tests/bench-real.sh --build "$build" --host-only --dry-run --only perl-hash --tools plain,valgrind >"$tmp/dry2" 2>&1
+if [ "$(grep -c '^\[[0-9]/2\] perl-hash \(plain\|valgrind\): ' "$tmp/dry2")" = 2 ]; then
+	ok "bench-real --tools plain,valgrind: two runs, one per tool"
+else
+	not_ok "bench-real --tools plain,valgrind: two runs, one per tool" "$tmp/dry2"
 fi
 check "bench-real: memdbg runs without the leak check" "$tmp/dry" '^\[[0-9/]*\] perl-hash memdbg-[a-z]*: env LD_PRELOAD=[^ ]*libmemdbg.so MEMDBG_OPTIONS=backend=[a-z]*:detect_leaks=0 perl'
 check "bench-real: valgrind follows children, no leak check" "$tmp/dry" '^\[[0-9/]*\] gcc-O2 valgrind: valgrind .*--leak-check=no --trace-children=yes .*gcc -O2'
