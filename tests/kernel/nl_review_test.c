@@ -25,7 +25,7 @@
 #define MAP_CHGPROT 0x400000
 #endif
 /* A flag bit no kernel defines for remap_file_pages() (yet) */
-#define RFP_UNKNOWN_FLAG 0x800000
+#define RFP_UNKNOWN_FLAG 0x1000000 /* the first bit above MAP_VECTOR */
 
 #define N 8
 
