@@ -20,8 +20,8 @@ suites=(
 	"lib-host|host|tests/lib/run.sh --build $build --backend auto"
 	"lib-host-mprotect|host|tests/lib/run.sh --build $build --backend mprotect"
 	"cli|host|tests/cli/run.sh --build $build"
-	"guest-patched|host|kernel/scripts/vm-run.sh --kernel patched --timeout ${GUEST_TIMEOUT:-1200} -- tests/guest/run.sh patched"
-	"guest-debug|host|kernel/scripts/vm-run.sh --kernel debug --timeout ${GUEST_TIMEOUT:-1800} -- tests/guest/run.sh debug"
+	"guest-patched|host|kernel/scripts/vm-run.sh --kernel patched --timeout ${GUEST_TIMEOUT:-1800} -- tests/guest/run.sh patched"
+	"guest-debug|host|kernel/scripts/vm-run.sh --kernel debug --timeout ${GUEST_TIMEOUT:-2400} -- tests/guest/run.sh debug"
 	"guest-stock|host|kernel/scripts/vm-run.sh --kernel stock --timeout ${GUEST_TIMEOUT:-1200} -- tests/guest/run.sh stock"
 )
 
