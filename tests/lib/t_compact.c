@@ -11,7 +11,7 @@
  *              free in compact mode (at the access with a page per block)
  *   rss N SIZE N live blocks of SIZE bytes: prints VmRSS, Pss and the
  *              heap file's size in KiB */
-#include <dirent.h>
+#include "proc_kb.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,36 +24,6 @@ char *make_buffer(size_t n) { return malloc(n); }
 void do_overflow_write(char *p, size_t i) { p[i] = 'x'; }
 int do_read(char *p, size_t i) { return p[i]; }
 void free_buffer(char *p) { free(p); }
-
-static long heap_file_kb(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    struct dirent *e;
-    long kb = -1;
-    while (d && (e = readdir(d))) {
-        char path[300], target[256];
-        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
-        ssize_t n = readlink(path, target, sizeof target - 1);
-        if (n <= 0) continue;
-        target[n] = 0;
-        struct stat st;
-        if (strstr(target, "memfd:memdbg-heap") && stat(path, &st) == 0) kb = (long)st.st_blocks / 2;
-    }
-    if (d) closedir(d);
-    return kb;
-}
-
-static long proc_kb(const char *file, const char *key)
-{
-    FILE *f = fopen(file, "r");
-    char line[256];
-    long v = -1;
-    size_t kl = strlen(key);
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, key, kl)) { v = atol(line + kl); break; }
-    if (f) fclose(f);
-    return v;
-}
 
 static uintptr_t off(const void *p) { return (uintptr_t)p & 4095; }
 static uintptr_t page(const void *p) { return (uintptr_t)p & ~(uintptr_t)4095; }
@@ -119,7 +89,7 @@ int main(int argc, char **argv)
         }
         printf("live=%ld size=%zu rss_kb=%ld pss_kb=%ld heap_file_kb=%ld\n", n, size,
                proc_kb("/proc/self/status", "VmRSS:"), proc_kb("/proc/self/smaps_rollup", "Pss:"),
-               heap_file_kb());
+               heap_file_kb(-1));
         for (long i = 0; i < n; i++) free(v[i]);
         free(v);
     } else {

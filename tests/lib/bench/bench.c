@@ -5,6 +5,7 @@
  * scaling figure).  Output: one line "live=N iters=N ns_per_pair=X
  * cpu_ns_per_pair=X rss_kb=N vmas=N threads=N pairs_per_s=N". */
 #include <pthread.h>
+#include "../proc_kb.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,17 +22,7 @@ static unsigned long long next(unsigned long long *rng)
     return *rng;
 }
 
-static long status_kb(const char *key)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long v = -1;
-    size_t kl = strlen(key);
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, key, kl)) { v = atol(line + kl); break; }
-    if (f) fclose(f);
-    return v;
-}
+static long status_kb(const char *key) { return proc_kb("/proc/self/status", key); }
 
 static int count_vmas(void)
 {
