@@ -821,7 +821,24 @@ TEST_F(chg, readonly_migration)
  * and of pieces of it, and a fork checking everything, in between.  After
  * each step every page is checked: data, and whether a write faults.
  */
-TEST(readonly_random_mix)
+/*
+ * The random mixes check every page after every round: minutes on the debug
+ * kernel in a TCG guest on a loaded host, past the harness's default 30 s.
+ * This empty fixture exists only to give them a longer timeout.
+ */
+FIXTURE(mix) {
+	int unused;
+};
+
+FIXTURE_SETUP(mix)
+{
+}
+
+FIXTURE_TEARDOWN(mix)
+{
+}
+
+TEST_F_TIMEOUT(mix, readonly_random_mix, 600)
 {
 	size_t page = nl_pagesize(), n = 128, rounds = 200;
 	enum { RW, RO, GUARD } *state = calloc(n, sizeof(*state));
@@ -1199,7 +1216,7 @@ TEST(noexec_migration)
  * RWX of the VMA (which ends withheld exec), migration and a fork
  * checking everything.  Every page is checked after each step.
  */
-TEST(noexec_random_mix)
+TEST_F_TIMEOUT(mix, noexec_random_mix, 600)
 {
 	static const int prots[] = { PROT_READ | PROT_WRITE | PROT_EXEC, PROT_READ | PROT_WRITE, PROT_READ,
 				     PROT_READ | PROT_EXEC, PROT_NONE };

@@ -71,6 +71,7 @@ TEST_F(rmap, one_page_many_addresses_survives_pageout)
 	EXPECT_EQ(0, nl_check_pages(self->map, N, want, false));
 	EXPECT_EQ(N, nl_count_present(self->map, N));
 	out0 = nl_vmstat("pswpout");
+	nl_lru_drain_all();
 	ASSERT_EQ(0, madvise(self->map, N * self->page, MADV_PAGEOUT));
 	TH_LOG("pswpout +%lld, %ld of %d still mapped", nl_vmstat("pswpout") - out0,
 	       nl_count_present(self->map, N), N);
@@ -131,6 +132,7 @@ TEST_F_TIMEOUT(rmap, big_vma_mremap_pageout, 240)
 	m2 = mmap(NULL, n * self->page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, m2);
 	ASSERT_EQ(m2, mremap(m, n * self->page, n * self->page, MREMAP_MAYMOVE | MREMAP_FIXED, m2));
+	nl_lru_drain_all();
 	t0 = nl_now();
 	for (size_t i = 0; i < n; i += step, sampled++)
 		ASSERT_EQ(0, madvise(m2 + i * self->page, self->page, MADV_PAGEOUT));

@@ -448,8 +448,9 @@ TEST_F_TIMEOUT(idx, truncate_race, 300)
 	ASSERT_EQ(0, pthread_create(&t[0], NULL, race_truncate, &r));
 	ASSERT_EQ(0, pthread_create(&t[1], NULL, race_remap, &r));
 	ASSERT_EQ(0, pthread_create(&t[2], NULL, race_fault, &r));
+	/* 3 s, and at least 51 remaps (up to 120 s on a slow, loaded guest) */
 	end = nl_now() + 3;
-	while (nl_now() < end)
+	while (nl_now() < end || (r.remaps <= 50 && nl_now() < end + 117))
 		usleep(10000);
 	r.stop = true;
 	for (int i = 0; i < 3; i++)

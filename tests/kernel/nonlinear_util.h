@@ -415,14 +415,14 @@ static inline long nl_meminfo_kb(const char *name)
 	return v;
 }
 
-/* A counter of /proc/vmstat (-1: none). */
 /*
- * Mlocked in /proc/meminfo, once the per-CPU mlock batches are drained:
- * munlock on munmap goes through them and updates the counter lazily.
- * move_pages(2) with a node list calls lru_cache_disable(), which drains
- * every CPU's batches; moving one of our own pages to node 0 is harmless.
+ * Drain every CPU's LRU and mlock batches.  move_pages(2) with a node list
+ * calls lru_cache_disable(), which drains them all; moving one of our own
+ * pages to node 0 is harmless.  A folio still sitting in another CPU's
+ * batch is not on the LRU, so MADV_PAGEOUT skips it and munlock's counter
+ * update waits: tests that assert either drain first.
  */
-static inline long nl_mlocked_settled_kb(void)
+static inline void nl_lru_drain_all(void)
 {
 	static char spare[1 << 16];
 	void *page = (void *)(((uintptr_t)spare + nl_pagesize() - 1) & ~(uintptr_t)(nl_pagesize() - 1));
@@ -430,9 +430,29 @@ static inline long nl_mlocked_settled_kb(void)
 
 	*(volatile char *)page = 1;
 	syscall(__NR_move_pages, 0, 1UL, &page, &node, &status, 0);
-	return nl_meminfo_kb("Mlocked");
 }
 
+/*
+ * Mlocked in /proc/meminfo once it has settled at @want, or its last value
+ * after @secs seconds.  Besides the batches, the counter has per-CPU deltas
+ * that vmstat folds in only every vm.stat_interval (1 s), later on a
+ * loaded machine.
+ */
+static inline long nl_mlocked_settled_kb(long want, double secs)
+{
+	double end = nl_now() + secs;
+	long kb;
+
+	for (;;) {
+		nl_lru_drain_all();
+		kb = nl_meminfo_kb("Mlocked");
+		if (kb == want || nl_now() > end)
+			return kb;
+		usleep(100000);
+	}
+}
+
+/* A counter of /proc/vmstat (-1: none). */
 static inline long long nl_vmstat(const char *name)
 {
 	FILE *f = fopen("/proc/vmstat", "r");
