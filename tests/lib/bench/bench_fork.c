@@ -1,11 +1,14 @@
-/* bench_fork LIVE FORKS: fork latency with LIVE heap blocks (random sizes
- * 16..512 bytes, each written), measured FORKS times after a warm-up fork.
+/* bench_fork LIVE FORKS [FREED]: fork latency with LIVE heap blocks (random
+ * sizes 16..512 bytes, each written), measured FORKS times after a warm-up
+ * fork.  FREED (default 0) blocks of the same sizes are allocated, written
+ * and freed first, as a program that has run a while has done (under
+ * memdbg they sit in the quarantine, guarded).
  *   fork_us: from the call to fork() until it returns in the parent (what
  *            a program such as bash waits for before it goes on);
  *   cycle_us: fork + the child's _exit + waitpid.
  * The child also checks one block of the parent's, so a broken heap copy
  * shows as a failure instead of a fast number.  Output, one line:
- * "live=N forks=N fork_us_median=X fork_us_min=X cycle_us_median=X rss_kb=N". */
+ * "live=N freed=N forks=N fork_us_median=X fork_us_min=X cycle_us_median=X rss_kb=N". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,10 +47,18 @@ int main(int argc, char **argv)
 {
     long live = argc > 1 ? atol(argv[1]) : 10000;
     int forks = argc > 2 ? atoi(argv[2]) : 20;
+    long freed = argc > 3 ? atol(argv[3]) : 0;
     char **blk = calloc((size_t)live, sizeof *blk);
     size_t *len = calloc((size_t)live, sizeof *len);
     double *t_fork = calloc((size_t)forks, sizeof *t_fork), *t_cycle = calloc((size_t)forks, sizeof *t_cycle);
     if (!blk || !len || !t_fork || !t_cycle) return 2;
+    for (long i = 0; i < freed; i++) {
+        size_t n = 16 + next() % 497;
+        char *p = malloc(n);
+        if (!p) { fprintf(stderr, "malloc failed at freed %ld\n", i); return 2; }
+        memset(p, 1, n);
+        free(p);
+    }
     for (long i = 0; i < live; i++) {
         len[i] = 16 + next() % 497;
         blk[i] = malloc(len[i]);
@@ -73,7 +84,7 @@ int main(int argc, char **argv)
     }
     qsort(t_fork, (size_t)forks, sizeof *t_fork, cmp);
     qsort(t_cycle, (size_t)forks, sizeof *t_cycle, cmp);
-    printf("live=%ld forks=%d fork_us_median=%.0f fork_us_min=%.0f cycle_us_median=%.0f rss_kb=%ld\n", live, forks,
+    printf("live=%ld freed=%ld forks=%d fork_us_median=%.0f fork_us_min=%.0f cycle_us_median=%.0f rss_kb=%ld\n", live, freed, forks,
            t_fork[forks / 2], t_fork[0], t_cycle[forks / 2], rss_kb());
     for (long i = 0; i < live; i++) free(blk[i]);
     return 0;
