@@ -243,12 +243,13 @@ void md_arena_init(void)
         md_die_msg("memdbg: cannot map the heap for backend ", md_heap.backend->name, "");
 }
 
-/* Guards are installed ahead of the bump pointer in 64 MiB steps, so that
- * wild accesses past the last slot fault too, without paying page-table
- * memory for the whole arena up front. */
+/* Guards are installed ahead of the bump pointer in steps (64 MiB, or the
+ * backend's guard_ahead_pages), so that wild accesses past the last slot
+ * fault too, without paying page-table memory for the whole arena up
+ * front. */
 static int extend_guarded(uint32_t upto)
 {
-    const uint32_t step = 16384;
+    const uint32_t step = md_heap.backend->guard_ahead_pages ? md_heap.backend->guard_ahead_pages : 16384;
     if (upto <= md_heap.guarded_frontier) return 0;
     uint32_t end = upto + step - (upto % step);
     if (end > md_heap.total_pages) end = md_heap.total_pages;

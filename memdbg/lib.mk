@@ -65,7 +65,10 @@ $(BUILD)/tests/lib/example_%: examples/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(MD_TEST_CFLAGS) $< -o $@ -lpthread
 
-lib-bench: lib $(BUILD)/tests/lib/bench $(BUILD)/tests/lib/bench_fork
+lib-bench: lib $(BUILD)/tests/lib/bench $(BUILD)/tests/lib/bench_fork $(BUILD)/tests/lib/fork_pages
+
+# the fork latency test compares the two
+lib-tests: $(BUILD)/tests/lib/bench_fork $(BUILD)/tests/lib/fork_pages
 
 $(BUILD)/tests/lib/bench: tests/lib/bench/bench.c
 	@mkdir -p $(dir $@)
@@ -97,3 +100,7 @@ $(BUILD)/tests/lib/t_inline: tests/lib/t_inline.c
 $(BUILD)/tests/lib/bench_fork: tests/lib/bench/bench_fork.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall $< -o $@
+
+$(BUILD)/tests/lib/fork_pages: tests/lib/bench/fork_pages.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@

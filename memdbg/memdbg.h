@@ -258,6 +258,11 @@ struct md_backend {
     bool needs_file;                               /* heap is a memfd (else private anonymous) */
     int (*map_arena)(void);                        /* map the heap at md_heap.base */
     int (*guard_range)(uint32_t page, uint32_t n);  /* make never-used pages guards */
+    /* guard_range guards never-used pages this far ahead of the bump
+     * pointer, rounded (0: 16384 pages, 64 MiB).  Where each guarded page
+     * is a page-table entry that fork copies, a short step keeps fork
+     * from paying for address space no block has used yet. */
+    uint32_t guard_ahead_pages;
     int (*commit)(struct md_slot *s, uint32_t page, uint32_t n); /* make RW */
     int (*release)(struct md_slot *s, uint32_t page, uint32_t n); /* make guards */
     /* Give freed pages' memory back (NULL: release already did). */

@@ -1,6 +1,11 @@
 /* fork: the child gets its own heap (the memdbg heap is MAP_SHARED inside,
  * so this checks the atfork copy), can allocate and free, and the parent
- * does not see the child's writes. */
+ * does not see the child's writes.
+ *   child-uaf:      the parent frees a block (it sits in quarantine) and
+ *                   forks; the child reads it: the child must report it;
+ *   child-overflow: the child writes one page past a live 16-byte block of
+ *                   the parent's (its guard page): the child must report it.
+ * Whatever makes fork cheaper must keep these guards in the child. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,8 +14,39 @@
 
 static char *shared_before;
 
-int main(void)
+char *make_buffer(size_t n) { return malloc(n); }
+void free_buffer(char *p) { free(p); }
+int child_reads_freed(volatile char *p) { return p[5]; }
+void child_writes_past(volatile char *p) { p[4096 - 16] = 1; }   /* 16-byte block at the page end */
+
+/* The bug happens in the child; the parent prints how the child ended. */
+static int child_bug(const char *mode)
 {
+    char *p = make_buffer(16);
+    memset(p, 7, 16);
+    if (!strcmp(mode, "child-uaf")) free_buffer(p);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) return 2;
+    if (pid == 0) {
+        if (!strcmp(mode, "child-uaf")) child_reads_freed(p);
+        else child_writes_past(p);
+        puts("child survived");
+        fflush(stdout);
+        _exit(0);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    if (WIFEXITED(st)) printf("child: exit %d\n", WEXITSTATUS(st));
+    else printf("child: signal %d\n", WTERMSIG(st));
+    if (strcmp(mode, "child-uaf")) free_buffer(p);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1) return child_bug(argv[1]);
+
     shared_before = malloc(64);
     strcpy(shared_before, "parent");
     char *many[1000];
