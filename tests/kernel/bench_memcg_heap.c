@@ -16,7 +16,8 @@
  * the backend built: one nonlinear VMA, or one VMA per block and guard.
  *
  * Prints a human line per phase and one key=value line ("benchmemcg ...")
- * with the seconds of each phase, VmHWM, VmRSS and VmSwap in KiB.  Exits
+ * with the seconds of each phase, VmHWM, VmRSS and VmSwap in KiB and the
+ * cgroup's unswappable ("kernel") charge with the heap live.  Exits
  * 1 on a content mismatch or an allocation failure.
  *
  *   bench_memcg_heap [-n BLOCKS] [-r ROUNDS] [-f EVERY]
@@ -68,6 +69,38 @@ static int fill(struct block *b, size_t i, uint32_t gen)
 	for (uint32_t w = 0; w < b->words; w++)
 		b->p[w] = pattern(i, gen, w);
 	return 0;
+}
+
+/*
+ * The unswappable part of the cgroup's charge while the heap is live:
+ * "kernel" of memory.stat (slab, page tables, vmalloc, ...), in KiB, or -1.
+ * The mprotect backend's VMAs (two per block) count there; swap cannot
+ * make room for them.
+ */
+static long cgroup_kernel_kb(void)
+{
+	char line[512], path[600];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/cgroup", "r");
+
+	if (!f)
+		return -1;
+	if (!fgets(line, sizeof(line), f) || strncmp(line, "0::", 3)) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	line[strcspn(line, "\n")] = 0;
+	snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.stat", line + 3);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "kernel ", 7)) {
+			kb = atol(line + 7) / 1024;
+			break;
+		}
+	if (f)
+		fclose(f);
+	return kb;
 }
 
 static size_t check(const struct block *bl, size_t n)
@@ -144,10 +177,10 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 	printf("benchmemcg blocks=%zu rounds=%u alloc_s=%.2f churn_s=%.2f check_s=%.2f total_s=%.2f "
-	       "hwm_kb=%ld rss_kb=%ld swap_kb=%ld bad=%zu\n",
+	       "hwm_kb=%ld rss_kb=%ld swap_kb=%ld cg_kernel_kb=%ld bad=%zu\n",
 	       n, rounds, t_alloc, t_churn, t_check, t_alloc + t_churn + t_check,
 	       proc_kb("/proc/self/status", "VmHWM:"), proc_kb("/proc/self/status", "VmRSS:"),
-	       proc_kb("/proc/self/status", "VmSwap:"), bad);
+	       proc_kb("/proc/self/status", "VmSwap:"), cgroup_kernel_kb(), bad);
 	for (size_t i = 0; i < n; i++)
 		free(bl[i].p);
 	free(bl);

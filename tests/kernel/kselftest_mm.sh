@@ -67,10 +67,11 @@ for t in $tests; do
 	secs=$(($(date +%s) - t0))
 	totals=$(grep -a '^# Totals:' "$work/out" | tail -n 1)
 	if [ -n "$totals" ]; then
-		p=$(sed 's/.*pass:\([0-9]*\).*/\1/' <<<"$totals")
-		f=$(sed 's/.*fail:\([0-9]*\).*/\1/' <<<"$totals")
-		s=$(sed 's/.*skip:\([0-9]*\).*/\1/' <<<"$totals")
-		e=$(sed -n 's/.*error:\([0-9]*\).*/\1/p' <<<"$totals")
+		# (" pass:", " fail:": not xpass:, xfail:)
+		p=$(sed 's/.* pass:\([0-9]*\).*/\1/' <<<"$totals")
+		f=$(sed 's/.* fail:\([0-9]*\).*/\1/' <<<"$totals")
+		s=$(sed 's/.* skip:\([0-9]*\).*/\1/' <<<"$totals")
+		e=$(sed -n 's/.* error:\([0-9]*\).*/\1/p' <<<"$totals")
 		f=$((f + ${e:-0}))
 	else
 		p=0 f=0 s=0
