@@ -99,7 +99,7 @@ done
 # The memcg row: one patched guest of its own (it needs the memory).
 if want_part memcg && [[ " $kernels " == *" patched "* ]]; then
 	echo "== memcg row (issue 11): patched kernel, $memcg_blocks live blocks under memdbg"
-	if ! kernel/scripts/vm-run.sh --kernel patched --timeout "${VM_MEMCG_TIMEOUT:-3000}" \
+	if ! kernel/scripts/vm-run.sh --kernel patched --timeout "${VM_MEMCG_TIMEOUT:-4500}" \
 		--mem "$memcg_mem" --swap 3072 -- \
 		tests/kernel/bench_memcg.sh --build "$build" --blocks "$memcg_blocks" | tee "$tmp/memcg.out"; then
 		echo "# memcg guest run failed"
