@@ -22,6 +22,7 @@
 #
 #   tests/kernel/bench_memcg.sh [--build DIR] [--blocks N] [--rounds R]
 #                               [--every F] [--max-map N] [--unlimited] [--mprotect-only]
+#                               [--divisor D]   (memory.max = RSS / D, default 4)
 set -uo pipefail
 
 build=build
@@ -31,6 +32,7 @@ every=10
 max_map=1048576
 unlimited=0
 mprotect_only=0
+divisor=4
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$2; shift 2 ;;
@@ -40,7 +42,8 @@ while [ $# -gt 0 ]; do
 	--max-map) max_map=$2; shift 2 ;;
 	--unlimited) unlimited=1; shift ;;
 	--mprotect-only) mprotect_only=1; shift ;;
-	-h | --help) sed -n '2,25s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	--divisor) divisor=$2; shift 2 ;;
+	-h | --help) sed -n '2,26s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "$0: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -97,7 +100,7 @@ field() { awk -v n="$1" -v f="$2" '$1 == n { print $f }' "$out"; }
 run sizing nonlinear max
 hwm_kb=$(field sizing 3)
 [ "${hwm_kb:-0}" -gt 0 ] || { echo "$0: the sizing run gave no VmHWM" >&2; exit 1; }
-limit=$((hwm_kb * 1024 / 4))
+limit=$((hwm_kb * 1024 / divisor))
 [ "$mprotect_only" = 1 ] || run limited_nonlinear nonlinear $limit
 old_max=$(cat /proc/sys/vm/max_map_count)
 echo "$max_map" >/proc/sys/vm/max_map_count
@@ -106,13 +109,13 @@ echo "$max_map" >/proc/sys/vm/max_map_count
 # fit, give it a quarter of its own RSS plus its own kernel charge.
 if [ "$mprotect_only" = 1 ] || [ "$(field limited_mprotect 4)" != 0 ]; then
 	run sizing_mprotect mprotect max
-	limit_k=$(( ($(field sizing_mprotect 3) / 4 + $(field sizing_mprotect 5)) * 1024 ))
+	limit_k=$(( ($(field sizing_mprotect 3) / divisor + $(field sizing_mprotect 5)) * 1024 ))
 	run limited_mprotect_k mprotect $limit_k
 fi
 [ "$unlimited" = 1 ] && run unlimited_mprotect mprotect max
 echo "$old_max" >/proc/sys/vm/max_map_count
 
-awk -v blocks="$blocks" '
+awk -v blocks="$blocks" -v d="$divisor" '
 	{ wall[$1] = $2; hwm[$1] = $3; rc[$1] = $4; kern[$1] = $5; seen[$1] = 1 }
 	END {
 		printf "== memcg row: %d live blocks; unlimited: nonlinear VmHWM %d MiB, cgroup kernel charge %d MiB",
@@ -122,14 +125,14 @@ awk -v blocks="$blocks" '
 				kern["sizing_mprotect"] / 1024
 		printf "\n"
 		if ("limited_nonlinear" in seen)
-			printf "nonlinear at memory.max = its VmHWM/4 (%d MiB): %s\n", hwm["sizing"] / 4 / 1024,
+			printf "nonlinear at memory.max = its VmHWM/%d (%d MiB): %s\n", d, hwm["sizing"] / d / 1024,
 				rc["limited_nonlinear"] == 0 ? sprintf("%.1f s", wall["limited_nonlinear"]) : "failed, status " rc["limited_nonlinear"]
 		if ("limited_mprotect" in seen)
 			printf "mprotect at the same memory.max: %s\n",
 				rc["limited_mprotect"] == 0 ? sprintf("%.1f s", wall["limited_mprotect"]) : "failed, status " rc["limited_mprotect"]
 		if ("limited_mprotect_k" in seen)
-			printf "mprotect at its VmHWM/4 + its kernel charge (%d MiB): %s\n",
-				(hwm["sizing_mprotect"] / 4 + kern["sizing_mprotect"]) / 1024,
+			printf "mprotect at its VmHWM/%d + its kernel charge (%d MiB): %s\n", d,
+				(hwm["sizing_mprotect"] / d + kern["sizing_mprotect"]) / 1024,
 				rc["limited_mprotect_k"] == 0 ? sprintf("%.1f s", wall["limited_mprotect_k"]) : "failed, status " rc["limited_mprotect_k"]
 		m = rc["limited_mprotect"] == 0 && ("limited_mprotect" in seen) ? "limited_mprotect" : "limited_mprotect_k"
 		if (rc["limited_nonlinear"] == 0 && (m in seen) && rc[m] == 0 && ("limited_nonlinear" in seen))
