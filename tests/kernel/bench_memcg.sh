@@ -23,6 +23,7 @@
 #   tests/kernel/bench_memcg.sh [--build DIR] [--blocks N] [--rounds R]
 #                               [--every F] [--max-map N] [--unlimited] [--mprotect-only]
 #                               [--divisor D]   (memory.max = RSS / D, default 4)
+#                               [--nonlinear-only]   (runs 1 and 2)
 set -uo pipefail
 
 build=build
@@ -32,6 +33,7 @@ every=10
 max_map=1048576
 unlimited=0
 mprotect_only=0
+nonlinear_only=0
 divisor=4
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -43,7 +45,8 @@ while [ $# -gt 0 ]; do
 	--unlimited) unlimited=1; shift ;;
 	--mprotect-only) mprotect_only=1; shift ;;
 	--divisor) divisor=$2; shift 2 ;;
-	-h | --help) sed -n '2,26s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	--nonlinear-only) nonlinear_only=1; shift ;;
+	-h | --help) sed -n '2,27s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "$0: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -104,10 +107,10 @@ limit=$((hwm_kb * 1024 / divisor))
 [ "$mprotect_only" = 1 ] || run limited_nonlinear nonlinear $limit
 old_max=$(cat /proc/sys/vm/max_map_count)
 echo "$max_map" >/proc/sys/vm/max_map_count
-[ "$mprotect_only" = 1 ] || run limited_mprotect mprotect $limit
+[ "$mprotect_only" = 1 ] || [ "$nonlinear_only" = 1 ] || run limited_mprotect mprotect $limit
 # The mprotect heap's VMAs are unswappable kernel memory: if it did not
 # fit, give it a quarter of its own RSS plus its own kernel charge.
-if [ "$mprotect_only" = 1 ] || [ "$(field limited_mprotect 4)" != 0 ]; then
+if [ "$nonlinear_only" != 1 ] && { [ "$mprotect_only" = 1 ] || [ "$(field limited_mprotect 4)" != 0 ]; }; then
 	run sizing_mprotect mprotect max
 	limit_k=$(( ($(field sizing_mprotect 3) / divisor + $(field sizing_mprotect 5)) * 1024 ))
 	run limited_mprotect_k mprotect $limit_k
