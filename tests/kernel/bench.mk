@@ -1,14 +1,15 @@
 # The kernel benchmarks, run in the guests by tests/kernel/bench.sh:
 # bench_remap (issue 3: remap_file_pages() against mmap/mprotect per page),
 # bench_guard (issue 4: a guard page by MAP_CHGPROT, mprotect or
-# munmap+mmap) and bench_rmap (issue 11: reclaim, migration and truncation
-# of nonlinear against linear mappings).  Not *_test programs:
+# munmap+mmap), bench_rmap (issue 11: reclaim, migration and truncation
+# of nonlinear against linear mappings) and bench_memcg_heap (issue 11's
+# memcg row: a heap of live blocks under memdbg, run by bench_memcg.sh).  Not *_test programs:
 # tests/kernel/run.sh does not run them.  Included from tests/tests.mk.
 BENCH_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g -D_GNU_SOURCE
 
 .PHONY: kernel-bench
 kernel-bench: $(BUILD)/tests/kernel/bench_remap $(BUILD)/tests/kernel/bench_guard \
-	      $(BUILD)/tests/kernel/bench_rmap
+	      $(BUILD)/tests/kernel/bench_rmap $(BUILD)/tests/kernel/bench_memcg_heap
 
 $(BUILD)/tests/kernel/bench_%: tests/kernel/bench_%.c tests/kernel/bench_clock.h
 	@mkdir -p $(dir $@)

@@ -9,11 +9,16 @@
 #          guest run: ns per guard page installed and removed by MAP_CHGPROT,
 #          mprotect and munmap+mmap, with VMA counts and the vm_area_struct
 #          slab; first at the default vm.max_map_count, then, for the sizes
-#          that need more VMAs than it allows, with it raised (--max-map).
+#          that need more VMAs than it allows, with it raised (--max-map);
+#   memcg  (issue 11) tests/kernel/bench_memcg.sh in its own patched guest
+#          (--memcg-mem MiB, default 3072; 3 GiB swap): memdbg holding
+#          --memcg-blocks live blocks (default 300000) under a memory.max of
+#          a quarter of its RSS, nonlinear backend against mprotect.
 # Figures, not pass/fail.
 #
-#   tests/kernel/bench.sh [--kernels "patched stock"] [--parts "remap guard"] [--reps N]
-#                         [--guards "1000 10000 50000"] [--max-map N] [--out FILE] [PAGES...]
+#   tests/kernel/bench.sh [--kernels "patched stock"] [--parts "remap guard memcg"] [--reps N]
+#                         [--guards "1000 10000 50000"] [--max-map N] [--out FILE]
+#                         [--memcg-blocks N] [--memcg-mem MIB] [PAGES...]
 #
 # PAGES (bench_remap) default to 1000 10000 60000.  --out also writes the
 # tables as a markdown fragment to FILE (e.g. for docs/).  Run from the
@@ -24,7 +29,9 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo" || exit 2
 build=${BUILD:-build}
 kernels="patched stock"
-parts="remap guard"
+parts="remap guard memcg"
+memcg_blocks=300000
+memcg_mem=3072
 reps=3
 guards="1000 10000 50000"
 max_map=262144
@@ -38,7 +45,9 @@ while [ $# -gt 0 ]; do
 	--guards) guards=$2; shift 2 ;;
 	--max-map) max_map=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
-	-h | --help) sed -n '2,21s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	--memcg-blocks) memcg_blocks=$2; shift 2 ;;
+	--memcg-mem) memcg_mem=$2; shift 2 ;;
+	-h | --help) sed -n '2,27s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	-*) echo "$0: unknown option '$1'" >&2; exit 2 ;;
 	*) sizes+=("$1"); shift ;;
 	esac
@@ -47,7 +56,9 @@ done
 prog=$build/tests/kernel/bench_remap
 gprog=$build/tests/kernel/bench_guard
 want_part() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
-for p in $(want_part remap && echo "$prog") $(want_part guard && echo "$gprog"); do
+mprog=$build/tests/kernel/bench_memcg_heap
+for p in $(want_part remap && echo "$prog") $(want_part guard && echo "$gprog") \
+	$(want_part memcg && echo "$mprog $build/libmemdbg.so"); do
 	if [ ! -x "$p" ]; then
 		echo "$0: $p is missing: run 'make kernel-bench' first" >&2
 		exit 2
@@ -64,6 +75,7 @@ trap 'rm -rf "$tmp"' EXIT
 status=0
 echo "# host: $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs (TCG guests: figures move with host load)"
 for k in $kernels; do
+	want_part remap || want_part guard || continue
 	echo "== $k kernel"
 	# The guest runs the same binaries; -k adds key=value lines for the summaries.
 	cmd="echo \"# guest: \$(uname -r), \$(nproc) CPUs\""
@@ -83,6 +95,18 @@ for k in $kernels; do
 	fi
 	echo
 done
+
+# The memcg row: one patched guest of its own (it needs the memory).
+if want_part memcg && [[ " $kernels " == *" patched "* ]]; then
+	echo "== memcg row (issue 11): patched kernel, $memcg_blocks live blocks under memdbg"
+	if ! kernel/scripts/vm-run.sh --kernel patched --timeout "${VM_MEMCG_TIMEOUT:-4500}" \
+		--mem "$memcg_mem" --swap 3072 -- \
+		tests/kernel/bench_memcg.sh --build "$build" --blocks "$memcg_blocks" | tee "$tmp/memcg.out"; then
+		echo "# memcg guest run failed"
+		status=1
+	fi
+	echo
+fi
 
 # remap ns/page, stock over patched, per size.
 if want_part remap && [ -s "$tmp/stock.out" ] && [ -s "$tmp/patched.out" ]; then
@@ -163,6 +187,14 @@ if [ -n "$out" ]; then
 			grep -v '^bench \|^benchguard ' "$tmp/$k.out"
 			echo '```'
 		done
+		if [ -s "$tmp/memcg.out" ]; then
+			echo
+			echo "### memcg row (patched kernel)"
+			echo
+			echo '```'
+			cat "$tmp/memcg.out"
+			echo '```'
+		fi
 	} >"$out"
 	echo "# tables written to $out"
 fi

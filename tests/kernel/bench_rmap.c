@@ -26,12 +26,17 @@
  * The nonlinear layout swaps the two halves of the mapping, 512 pages per
  * call: every page is away from its linear place.
  *
- *   bench_rmap [-k] [-m M,M..] [-n K,K..] [-x K] [-t]
+ *   bench_rmap [-k] [-m M,M..] [-n K,K..] [-x K] [-t] [-M] [-s S] [-K lin|nl]
+ *              [-R N]
  *     -m  mapping sizes in pages      (default 100000,1000000)
  *     -n  pages paged out per run     (default 2000,20000)
  *     -x  pages migrated/punched      (default 10000)
  *     -k  also print key=value lines (for scripts)
  *     -t  skip the +64T rows
+ *     -M  the migrate row only (of the last mapping size), e.g. to profile it
+ *     -s  migrate pages S apart      (default: spread over the mapping)
+ *     -K  migrate one kind only, 4 times (lin or nl; for perf record)
+ *     -R  rounds of the migrate row (default 1, at most 64)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -144,10 +149,12 @@ static void map_free(struct map *m)
 	close(m->fd);
 }
 
-/* The address of the i-th of k pages spread over the mapping */
+static size_t stride;	/* -s: pages between the pages touched, 0: spread */
+
+/* The address of the i-th of k pages spread over the mapping (or -s apart) */
 static char *spread(struct map *m, size_t i, size_t k)
 {
-	return m->p + i * (m->n / k) * page;
+	return m->p + i * (stride ? stride : m->n / k) * page;
 }
 
 static void touch(struct map *m, size_t k)
@@ -314,6 +321,78 @@ static void first_remap_64t(void)
 	close(fd);
 }
 
+/*
+ * The migrate row: move_pages() of k pages of an mm-page mapping to the
+ * other node and back, linear and nonlinear, the best of two per kind;
+ * with the index memory the touching of those pages added (radix_tree_node
+ * slab growth, nonlinear less linear, per page); -R rounds of that give
+ * the spread of the per-round ratio.  only_kind 'l' or 'n'
+ * runs one kind 4 times, for profiling.
+ */
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void migrate_row(size_t mm, size_t k, char only_kind, unsigned int rounds)
+{
+	size_t bad_l = 0, bad_n = 0, b2;
+	struct map lin = map_new(mm, false), nl = map_new(mm, true);
+	double tl = 0, tn = 0, ratios[64];
+	long s0, d_lin, d_nl;
+	char note[200];
+
+	if ((stride ? stride : mm / k) * (k - 1) >= mm) {
+		fprintf(stderr, "bench_rmap: %zu pages %zu apart do not fit in %zu\n", k, stride, mm);
+		exit(2);
+	}
+	s0 = slab_bytes("radix_tree_node");
+	touch(&lin, k);
+	d_lin = slab_bytes("radix_tree_node") - s0;
+	s0 = slab_bytes("radix_tree_node");
+	touch(&nl, k);
+	d_nl = slab_bytes("radix_tree_node") - s0;
+	if (only_kind) {
+		struct map *m = only_kind == 'l' ? &lin : &nl;
+		double t = 1e9;
+
+		for (int r = 0; r < 4; r++) {
+			t = min_d(t, migrate(m, k, &b2));
+			bad_n += b2;
+		}
+		printf("| migrate %s only | %zu | %zu | best of 4 %.4f ms/page | not moved %zu\n",
+		       only_kind == 'l' ? "linear" : "nonlinear", mm, k, t, bad_n);
+		map_free(&lin);
+		map_free(&nl);
+		return;
+	}
+	/* lin, nl, nl, lin per round: the best of each kind (TCG noise) */
+	for (unsigned int r = 0; r < rounds; r++) {
+		double a = migrate(&lin, k, &b2), b;
+
+		bad_l += b2;
+		b = migrate(&nl, k, &b2);
+		bad_n += b2;
+		b = min_d(b, migrate(&nl, k, &b2));
+		bad_n += b2;
+		a = min_d(a, migrate(&lin, k, &b2));
+		bad_l += b2;
+		tl = r ? min_d(tl, a) : a;
+		tn = r ? min_d(tn, b) : b;
+		ratios[r] = b / a;
+	}
+	qsort(ratios, rounds, sizeof(*ratios), cmp_d);
+	snprintf(note, sizeof(note),
+		 "not moved: %zu linear, %zu nonlinear; %zu apart; index %.0f B/page; %u rounds, ratio min/median/max %.2f/%.2f/%.2f",
+		 bad_l, bad_n, stride ? stride : mm / k, (double)(d_nl - d_lin) / k, rounds,
+		 ratios[0], ratios[rounds / 2], ratios[rounds - 1]);
+	row("migrate", mm, k, tl, tn, note);
+	map_free(&lin);
+	map_free(&nl);
+}
+
 static size_t parse_list(char *s, size_t *out, size_t max)
 {
 	size_t n = 0;
@@ -327,18 +406,29 @@ int main(int argc, char **argv)
 {
 	size_t ms[8] = { 100000, 1000000 }, ks[8] = { 2000, 20000 }, nm = 2, nk = 2, x = 10000;
 	bool big = true, two = !access("/sys/devices/system/node/node1", F_OK);
+	bool migrate_only = false;
+	char only_kind = 0;
+	unsigned int rounds = 1;
 	struct utsname u;
 	int c;
 
-	while ((c = getopt(argc, argv, "km:n:x:t")) != -1) {
+	while ((c = getopt(argc, argv, "km:n:x:tMs:K:R:")) != -1) {
 		switch (c) {
 		case 'k': keys = true; break;
 		case 'm': nm = parse_list(optarg, ms, 8); break;
 		case 'n': nk = parse_list(optarg, ks, 8); break;
 		case 'x': x = strtoull(optarg, NULL, 10); break;
 		case 't': big = false; break;
+		case 'M': migrate_only = true; break;
+		case 'R':
+			rounds = (unsigned int)strtoul(optarg, NULL, 10);
+			rounds = rounds < 1 ? 1 : rounds > 64 ? 64 : rounds;
+			break;
+		case 's': stride = strtoull(optarg, NULL, 10); break;
+		case 'K': only_kind = optarg[0] == 'l' ? 'l' : 'n'; migrate_only = true; break;
 		default:
-			fprintf(stderr, "usage: %s [-k] [-m M,..] [-n K,..] [-x K] [-t]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-k] [-m M,..] [-n K,..] [-x K] [-t] [-M] [-s S] [-K lin|nl] [-R N]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -348,7 +438,7 @@ int main(int argc, char **argv)
 	printf("# bench_rmap: kernel %s\n", u.release);
 	printf("| what       | map pages | pages | linear ms | nonlin ms | ratio | note\n");
 	printf("|------------|----------:|------:|----------:|----------:|------:|-----\n");
-	for (size_t i = 0; i < nm; i++) {
+	for (size_t i = 0; i < nm && !migrate_only; i++) {
 		struct map probe = map_new(ms[i], true), lprobe = map_new(ms[i], false);
 		size_t t = ms[i] < 100000 ? ms[i] : 100000;
 		long s0, d_lin, d_nl;
@@ -401,26 +491,12 @@ int main(int argc, char **argv)
 			map_free(&nl);
 		}
 	}
-	if (two) {
-		size_t bad_l, bad_n, mm = ms[nm - 1];
-		struct map lin = map_new(mm, false), nl = map_new(mm, true);
-		double tl = migrate(&lin, x, &bad_l), tn = migrate(&nl, x, &bad_n);
-		size_t b2;
-		char note[64];
-
-		/* Back again, in the other order; the best of each */
-		tn = min_d(tn, migrate(&nl, x, &b2));
-		bad_n += b2;
-		tl = min_d(tl, migrate(&lin, x, &b2));
-		bad_l += b2;
-
-		snprintf(note, sizeof(note), "not moved: %zu linear, %zu nonlinear", bad_l, bad_n);
-		row("migrate", mm, x, tl, tn, note);
-		map_free(&lin);
-		map_free(&nl);
-	} else {
+	if (two)
+		migrate_row(ms[nm - 1], x, only_kind, rounds);
+	else
 		printf("# migrate: one NUMA node\n");
-	}
+	if (migrate_only)
+		return 0;
 	{
 		size_t mm = ms[0] > 2 * x ? ms[0] : 2 * x;
 		struct map lin = map_new(mm, false), nl = map_new(mm, true);
