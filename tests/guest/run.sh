@@ -25,6 +25,6 @@ tests/kernel/run.sh --build "$build" --kernel "$flavour" || status=1
 # is several times slower, and the library adds no kernel path of its own.
 if [ "$flavour" = patched ] && [ -x tests/lib/run.sh ]; then
 	echo "# suite tests/lib/run.sh (backend nonlinear, $flavour kernel)"
-	MEMDBG_REQUIRE_BACKEND=1 tests/lib/run.sh --build "$build" --backend nonlinear || status=1
+	MEMDBG_REQUIRE_BACKEND=1 MEMDBG_TEST_TIMEOUT=${MEMDBG_TEST_TIMEOUT:-400} tests/lib/run.sh --build "$build" --backend nonlinear || status=1
 fi
 exit $status
