@@ -15,7 +15,7 @@
 # Builds build/kernel/linux as it is (the patched branch, local commits and
 # edits included) out of tree into build/kernel/obj-cross-<arch>, from
 # allnoconfig plus what the series needs (SHMEM, SWAP, THP where the
-# architecture has it), with warnings as errors for the touched
+# architecture has it; on arm64 also TEST_HMM, for mm/hmm.o), with warnings as errors for the touched
 # directories.
 #
 # Environment: BUILD (default <repo>/build), JOBS (default 2).
@@ -61,6 +61,14 @@ for arch in "$@"; do
 		echo CONFIG_ADVISE_SYSCALLS=y
 		echo CONFIG_USERFAULTFD=y
 		[ "$arch" = arm64 ] && echo CONFIG_TRANSPARENT_HUGEPAGE=y
+		# mm/hmm.c (hmm_range_fault() faults nonlinear entries in) is
+		# built only with HMM_MIRROR, which only selects reach:
+		# TEST_HMM, on ZONE_DEVICE and DEVICE_PRIVATE.
+		[ "$arch" = arm64 ] && printf '%s\n' CONFIG_MIGRATION=y \
+			CONFIG_SPARSEMEM_VMEMMAP=y CONFIG_MEMORY_HOTPLUG=y \
+			CONFIG_MEMORY_HOTREMOVE=y CONFIG_ZONE_DEVICE=y \
+			CONFIG_DEVICE_PRIVATE=y CONFIG_RUNTIME_TESTING_MENU=y \
+			CONFIG_TEST_HMM=y
 		[ "$arch" = mips ] && echo CONFIG_64BIT=y
 		true
 	} >"$frag"
@@ -70,6 +78,11 @@ for arch in "$@"; do
 		KCONFIG_ALLCONFIG="$frag" allnoconfig >"$log" 2>&1 &&
 		kmake -C "$src" O="$obj" ARCH="$arch" CROSS_COMPILE="$cross" -j"$jobs" \
 			KCFLAGS=-Werror mm/ fs/proc/ >>"$log" 2>&1; then
+		if [ "$arch" = arm64 ] && [ ! -f "$obj/mm/hmm.o" ]; then
+			say "$arch: FAILED: mm/hmm.o not built (CONFIG_HMM_MIRROR: $(grep HMM_MIRROR "$obj/.config" || echo absent))"
+			failed=$((failed + 1))
+			continue
+		fi
 		say "$arch: ok ($(grep -c '^  CC ' "$log" || true) files compiled)"
 		checked=$((checked + 1))
 	else
