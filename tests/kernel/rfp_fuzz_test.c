@@ -14,7 +14,10 @@
  *      EACCES
  *   4. no VMA at start, or no VM_SHARED -> EINVAL
  *   0. flag bits above MAP_CHGPROT -> EINVAL; all zero but MAP_CHGPROT
- *      (the feature query) -> 0
+ *      (the feature query) -> 0.  MAP_VECTOR (the bit above MAP_CHGPROT)
+ *      with MAP_CHGPROT and no higher bit is not generated: its first
+ *      argument is a pointer to entries (nonlinear_vector_test covers it);
+ *      alone, or with higher bits, it is EINVAL like any other bit
  *   5. range past the VMA's end -> EINVAL (into a hole or another file);
  *      last offset not encodable in an entry (>= 2^47 pages on x86_64,
  *      less with L1TF) -> emulated (not generated), EINVAL with MAP_CHGPROT
@@ -52,6 +55,9 @@
 
 #ifndef MAP_CHGPROT
 #define MAP_CHGPROT 0x400000
+#endif
+#ifndef MAP_VECTOR
+#define MAP_VECTOR 0x800000
 #endif
 #ifndef __NR_mseal
 #define __NR_mseal 462
@@ -362,6 +368,9 @@ static void gen_args(struct target *t, uintptr_t *start, uint64_t *size, uint64_
 		*flags = (1ULL << rn(64)) | (rn(2) ? MAP_CHGPROT : 0);
 	else
 		*flags = r64();
+	/* A vectored call reads entries at *start: not this model's (see 0.) */
+	if ((*flags & MAP_CHGPROT) && (*flags & MAP_VECTOR) && !(*flags & ~(uint64_t)(2 * MAP_VECTOR - 1)))
+		*flags &= ~(uint64_t)MAP_VECTOR;
 }
 
 static long env_long(const char *name, long def)
