@@ -97,10 +97,10 @@ $(BUILD)/tests/lib/t_inline: tests/lib/t_inline.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -g -O2 -fno-omit-frame-pointer -Wall -Wno-use-after-free $< -o $@
 
-$(BUILD)/tests/lib/bench_fork: tests/lib/bench/bench_fork.c
+$(BUILD)/tests/lib/bench_fork: tests/lib/bench/bench_fork.c tests/lib/bench/fork_clock.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall $< -o $@
 
-$(BUILD)/tests/lib/fork_pages: tests/lib/bench/fork_pages.c
+$(BUILD)/tests/lib/fork_pages: tests/lib/bench/fork_pages.c tests/lib/bench/fork_clock.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@
