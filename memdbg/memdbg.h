@@ -104,9 +104,12 @@ int md_unwind_recording(struct md_stack *st, int max) MEMDBG_HIDDEN;
 int md_capture_stack(uintptr_t *frames, int max) MEMDBG_HIDDEN;
 int md_capture_stack_from_ucontext(void *uc, uintptr_t *frames, int max) MEMDBG_HIDDEN;
 /* Around every libunwind call (unwind_fds.c): false when libunwind must not
- * run (its pipe's descriptor numbers now belong to the program). */
+ * run (this thread is already unwinding: a signal handler interrupted it). */
 bool md_unwind_begin(void) MEMDBG_HIDDEN;
 void md_unwind_end(void) MEMDBG_HIDDEN;
+void md_unwind_fds_init(void *libunwind_function) MEMDBG_HIDDEN;
+/* The program installed a signal handler (signals.c): unwinds block signals. */
+void md_unwind_note_program_handler(void) MEMDBG_HIDDEN;
 void md_stacktrace_init(void) MEMDBG_HIDDEN;
 uint32_t md_depot_put(const uintptr_t *frames, int n) MEMDBG_HIDDEN;
 int md_depot_get(uint32_t id, const uintptr_t **frames) MEMDBG_HIDDEN;

@@ -81,6 +81,7 @@ static void follow_restart_flag(void)
 
 MEMDBG_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
+    if (act && act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN) md_unwind_note_program_handler();
     if (sig != SIGSEGV || !installed) return __sigaction(sig, act, old);
     struct sigaction copy, prev;
     if (act) copy = *act;

@@ -30,8 +30,12 @@ void md_stacktrace_init(void)
 {
     dl_iterate_phdr(find_self, 0);
     md_modules_refresh();
+    md_unwind_fds_init((void *)&unw_step);
     /* libunwind initializes itself here and opens its pipe (unwind_fds.c) */
     if (md_unwind_begin()) {
+        /* Debian's libunwind is built without the per-thread cache: this
+         * falls back to its global one, whose lock masks signals
+         * (unwind_fds.c makes that free). */
         unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
         md_unwind_end();
     }

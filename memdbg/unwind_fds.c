@@ -1,31 +1,92 @@
-/* libunwind (1.6) checks that a stack word is readable by write(2)ing it
- * to a pipe it opens once, at its first unwind, and keeps in a static
- * array for the life of the process; when a read from that pipe fails it
- * closes both numbers and opens a new pipe.  A program that closes every
- * descriptor >= 3 (closefrom, daemons, test harnesses) and opens its own
- * files gets those numbers, and the next unwind reads from, writes a byte
- * into or closes the program's file.
+/* What libunwind (1.6, as Debian builds it) does with system calls while
+ * it unwinds for memdbg, and how memdbg keeps that at none in the steady
+ * state without letting libunwind touch a descriptor of the program's.
  *
- * memdbg cannot reach libunwind's array, but it opens the pipe: pipe2() is
- * interposed here, and a pipe made while this thread unwinds for memdbg is
- * moved to high descriptor numbers, out of the way of ordinary opens.
- * Before each unwind the numbers are checked to still name that pipe (or
- * nothing: libunwind then reopens it, through pipe2 again).  If the program
- * took one of them (dup2 onto it, or a thousand files open), libunwind is
- * not called again: stacks shrink to their first frame, said once. */
+ * Descriptors.  libunwind checks that a stack word is readable by
+ * write(2)ing it to a pipe it opens once, at its first unwind, and keeps
+ * in a static array; before each write it read(2)s the pipe, and when that
+ * read fails it close(2)s both numbers and opens a new pipe.  A program
+ * that closes every descriptor >= 3 (closefrom, daemons, test harnesses)
+ * and opens its own files gets those numbers, and the next check would
+ * read from, write a byte into or close the program's file.  memdbg cannot
+ * reach libunwind's array, but it sees every one of those calls: pipe2(),
+ * read() and close() are interposed here.  A pipe made while this thread
+ * unwinds for memdbg is moved to high descriptor numbers (out of the way of
+ * ordinary opens) and its identity (device, inode) kept.  libunwind's
+ * read() of its pipe, which comes before any write, checks that both
+ * numbers still name that pipe; if not, the read fails as on a closed
+ * pipe, libunwind's close() of a number that is no longer its own does
+ * nothing, and its pipe2() gets a fresh pipe.  Those checks run only when
+ * libunwind validates memory (rare: frames it cannot unwind by their CFI),
+ * not before every unwind as they did (two fstat per capture).
+ *
+ * Signals.  libunwind blocks every signal around its global cache lock and
+ * its dl_iterate_phdr lookups: 2 to 4 rt_sigprocmask calls per frame it
+ * steps (its per-thread cache, which would not lock, is not built into
+ * Debian's library).  What the mask protects against is a signal handler
+ * on the same thread entering libunwind while it holds that lock.  memdbg
+ * itself never unwinds in a handler that interrupted its own unwind
+ * (md_unwind_begin refuses), so libunwind's calls made while memdbg
+ * unwinds are skipped.  A program that installed a handler of its own
+ * (which might unwind) gets one block of its signals, at libunwind's first
+ * call of the unwind, to the end of it, instead of libunwind's per-frame
+ * pairs; an unwind that libunwind's trace cache serves makes none. */
 #include "memdbg.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+extern ssize_t __read(int, void *, size_t);
+extern int __close(int);
+
 static MEMDBG_TLS int unwinding;      /* this thread is in libunwind for memdbg */
+static MEMDBG_TLS sigset_t unwind_saved_mask;
 static int pipe_fd[2] = { -1, -1 };   /* libunwind's pipe, as pipe2 returned it */
 static dev_t pipe_dev;
 static ino_t pipe_ino;
-static int unwind_lost;               /* the program owns one of the numbers */
+static uintptr_t unwind_text_lo, unwind_text_hi;   /* libunwind's code */
+static int program_handlers;          /* the program installed a signal handler */
+
+void md_unwind_note_program_handler(void)
+{
+    __atomic_store_n(&program_handlers, 1, __ATOMIC_RELAXED);
+}
+
+static int find_libunwind(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    uintptr_t addr = (uintptr_t)data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (addr >= lo && addr < hi) {
+            unwind_text_lo = lo;
+            unwind_text_hi = hi;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Called once, single-threaded, before the first unwind: where libunwind's
+ * code is, so that only its own calls are changed below. */
+void md_unwind_fds_init(void *libunwind_function)
+{
+    dl_iterate_phdr(find_libunwind, libunwind_function);
+}
+
+/* A call made by libunwind while it unwinds for memdbg (not by a signal
+ * handler of the program's that interrupted it). */
+static inline bool libunwind_for_memdbg(const void *caller)
+{
+    return unwinding && (uintptr_t)caller - unwind_text_lo < unwind_text_hi - unwind_text_lo;
+}
 
 /* The lowest number to move the pipe to: near the top of the usual 1024
  * limit, where programs rarely open anything. */
@@ -44,7 +105,7 @@ static void move_high(int *fd, int base)
 {
     int high = fcntl(*fd, F_DUPFD_CLOEXEC, base);
     if (high < 0) return;   /* nothing free up there: keep the low number */
-    close(*fd);
+    __close(*fd);
     *fd = high;
 }
 
@@ -65,35 +126,85 @@ MEMDBG_API int pipe2(int fds[2], int flags)
     return 0;
 }
 
-/* Still libunwind's pipe, or closed (libunwind reopens it). */
+/* Still libunwind's pipe. */
 static bool fd_still_ours(int fd)
 {
     struct stat st;
-    if (fd < 0) return true;
-    if (fstat(fd, &st) != 0) return errno == EBADF;
-    return st.st_dev == pipe_dev && st.st_ino == pipe_ino;
+    int saved = errno;
+    bool ours = fstat(fd, &st) == 0 && st.st_dev == pipe_dev && st.st_ino == pipe_ino;
+    errno = saved;
+    return ours;
+}
+
+MEMDBG_API ssize_t read(int fd, void *buf, size_t n)
+{
+    if (__builtin_expect(unwinding, 0) && fd == pipe_fd[0] &&
+        libunwind_for_memdbg(__builtin_return_address(0))) {
+        /* libunwind is about to validate an address: its next write goes
+         * to pipe_fd[1], so both must still be its pipe. */
+        if (!fd_still_ours(pipe_fd[0]) || !fd_still_ours(pipe_fd[1])) {
+            errno = EBADF;   /* it reopens: close (below), pipe2 (above) */
+            return -1;
+        }
+    }
+    return __read(fd, buf, n);
+}
+
+MEMDBG_API int close(int fd)
+{
+    if (__builtin_expect(unwinding, 0) && fd >= 0 && (fd == pipe_fd[0] || fd == pipe_fd[1]) &&
+        libunwind_for_memdbg(__builtin_return_address(0)) && !fd_still_ours(fd))
+        return 0;   /* the number is the program's now: not libunwind's to close */
+    return __close(fd);
+}
+
+/* The signals a program's handler might unwind in, blocked on libunwind's
+ * first lock of an unwind (and until its end).  Faults stay deliverable (a
+ * fault with its signal blocked kills). */
+static void block_program_signals(void)
+{
+    sigset_t async;
+    sigfillset(&async);
+    sigdelset(&async, SIGSEGV);
+    sigdelset(&async, SIGBUS);
+    sigdelset(&async, SIGFPE);
+    sigdelset(&async, SIGILL);
+    sigdelset(&async, SIGTRAP);
+    pthread_sigmask(SIG_BLOCK, &async, &unwind_saved_mask);
+    unwinding = 2;
+}
+
+MEMDBG_API int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+    if (libunwind_for_memdbg(__builtin_return_address(0))) {
+        /* libunwind is about to lock or look up a module.  Unwinds served
+         * by its trace cache never get here. */
+        if (unwinding == 1 && __atomic_load_n(&program_handlers, __ATOMIC_RELAXED))
+            block_program_signals();
+        if (old) sigemptyset(old);   /* only ever handed back to this function */
+        return 0;
+    }
+    int err = pthread_sigmask(how, set, old);
+    if (err) {
+        errno = err;
+        return -1;
+    }
+    return 0;
 }
 
 bool md_unwind_begin(void)
 {
-    if (__atomic_load_n(&unwind_lost, __ATOMIC_RELAXED)) return false;
-    int saved = errno;
-    bool ok = fd_still_ours(pipe_fd[0]) && fd_still_ours(pipe_fd[1]);
-    errno = saved;
-    if (!ok) {
-        if (!__atomic_exchange_n(&unwind_lost, 1, __ATOMIC_RELAXED)) {
-            static const char msg[] = "memdbg: warning: the program took the descriptors of "
-                "libunwind's pipe; malloc/free stacks keep their first frame only from now on\n";
-            md_write_all(md_report_fd(), msg, sizeof msg - 1);
-        }
-        errno = saved;
-        return false;
-    }
-    unwinding++;
+    if (unwinding) return false;   /* a handler interrupted memdbg's unwind */
+    unwinding = 1;
     return true;
 }
 
 void md_unwind_end(void)
 {
-    unwinding--;
+    if (unwinding == 2) {
+        int saved = errno;
+        pthread_sigmask(SIG_SETMASK, &unwind_saved_mask, 0);
+        errno = saved;
+    }
+    unwinding = 0;
 }
