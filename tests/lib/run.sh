@@ -554,6 +554,14 @@ t_fd_fork() {   # closefrom(3), then fork: the child reads the parent's heap; wr
     run "" "$T/t_fd_hygiene" fork
     clean && out_has '^ok$'
 }
+t_unwind_no_syscalls() {   # steady-state captures: no fstat, no rt_sigprocmask (issue 12)
+    run "" "$T/t_unwind_syscalls" 2000
+    clean && out_has '^pairs=2000 trapped=[0-9]+$' || return 1
+    local n
+    n=$(sed -n 's/.*trapped=\([0-9]*\).*/\1/p' "$OUT")
+    echo "#   2000 pairs, 4000 unwinds: $n fstat/rt_sigprocmask calls (before: 8008)"
+    [ "$n" -lt 200 ] || fail "$n fstat/rt_sigprocmask calls for 2000 unwinding pairs"
+}
 t_fragmentation() {   # 20,000 small pairs use the whole 64 MiB arena; then 1, 2, 3 MiB blocks
     run "arena_size=64M" "$T/t_fragment"
     clean && out_has '^ok$'
@@ -1045,6 +1053,7 @@ tap "closefrom(3), 1,000 files: the program's file unchanged byte for byte" t_fd
 tap "program dup2's its file over fds 3..1023 (or RLIMIT_NOFILE-3): unchanged byte for byte" t_fd_dup2
 tap "the same with malloc/free stacks (libunwind's pipe kept out of the program's way)" t_fd_files_stacks
 tap "closefrom(3) then fork: child reads the parent's heap, writes stay apart" t_fd_fork
+tap "stack capture makes no fstat or rt_sigprocmask per unwind (seccomp-counted)" t_unwind_no_syscalls
 tap "no size-class dead ends: 1 MiB after 20,000 small pairs in a 64 MiB arena" t_fragmentation
 if "$T/t_unshare" >/dev/null 2>&1; then
     tap "unshare(CLONE_NEWUSER) works under memdbg" t_unshare_newuser
