@@ -7,7 +7,8 @@
  * around libunwind's locks) and the SIGSYS handler counts them.  The
  * handler is the program's own, so the run also covers "a program that
  * installed a handler" (unwind_fds.c).
- *   argv[1]: pairs to count (default 2000).
+ *   argv[1]: pairs to count (default 2000), or "probe": exit 0 if this
+ *            kernel takes seccomp filters (the runner skips otherwise).
  * Prints "pairs=N trapped=M"; the runner wants M well under one per pair. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,7 +34,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *ucv)
     uc->uc_mcontext.gregs[REG_RAX] = -EBADF;   /* fstat: "closed", which memdbg took as still its own */
 }
 
-static void trap_calls(void)
+static int trap_calls(void)
 {
     struct sock_filter f[] = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
@@ -45,10 +46,9 @@ static void trap_calls(void)
     };
     struct sock_fprog prog = { .len = sizeof f / sizeof *f, .filter = f };
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
-        perror("seccomp");
-        exit(2);
-    }
+        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+        return -1;
+    return 0;
 }
 
 static void *volatile sink;
@@ -73,6 +73,7 @@ static void pairs(int n)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "probe") == 0) return trap_calls() == 0 ? 0 : 1;
     int n = argc > 1 ? atoi(argv[1]) : 2000;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -80,7 +81,10 @@ int main(int argc, char **argv)
     sa.sa_flags = SA_SIGINFO;
     sigaction(SIGSYS, &sa, 0);
     pairs(2000);   /* warm-up */
-    trap_calls();
+    if (trap_calls() != 0) {
+        perror("seccomp");
+        return 2;
+    }
     trapped = 0;
     pairs(n);
     int counted = trapped;
