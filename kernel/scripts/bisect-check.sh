@@ -324,7 +324,8 @@ main() {
 		git_src checkout -q --detach "$sha"
 		bstart=$(date +%s)
 		build_res=ok
-		if ! KERNEL_LOCAL=1 JOBS=${JOBS:-2} nice -n 10 "$repo/kernel/scripts/build-kernel.sh" patched 2>"$out/$nn.build.err"; then
+		if ! KERNEL_LOCAL=1 JOBS=${JOBS:-2} nice -n 10 "$repo/kernel/scripts/build-kernel.sh" patched \
+			2> >(tee "$out/$nn.build.err" >&2); then
 			build_res=FAIL
 		fi
 		bsecs=$(($(date +%s) - bstart))
