@@ -137,7 +137,8 @@ in_guest() {
 # A short memdbg check instead of tests/lib/run.sh (about 150 programs, too
 # long under TCG for every commit): the preloaded library starts, names its
 # backend, catches an overflow and a use after free with the report's
-# SUMMARY, and a clean program runs clean.  On mprotect (what patches 1-6
+# SUMMARY, and a clean program runs clean (sort(1): leak reports off, as
+# sort frees not all it allocates).  On mprotect (what patches 1-6
 # leave) always, on nonlinear when the library can use it.
 guest_smoke() {
 	local lib=$1 t=$2 n=0 b err probe
@@ -161,7 +162,7 @@ guest_smoke() {
 			grep -q '^SUMMARY: memdbg: heap-use-after-free' "$err"; then
 			smoke_ok "$b.use_after_free_caught"
 		else smoke_bad "$b.use_after_free_caught"; fi
-		if LD_PRELOAD=$lib MEMDBG_OPTIONS=backend=$b timeout 120 sort -n /proc/self/maps >/dev/null 2>"$err" </dev/null &&
+		if LD_PRELOAD=$lib MEMDBG_OPTIONS=backend=$b:detect_leaks=0 timeout 120 sort "$repo/README.md" >/dev/null 2>"$err" </dev/null &&
 			! grep -q SUMMARY "$err"; then
 			smoke_ok "$b.clean_program_clean"
 		else smoke_bad "$b.clean_program_clean"; fi
