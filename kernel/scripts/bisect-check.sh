@@ -394,10 +394,17 @@ main() {
 					pass=$((pass + 1))
 				fi
 			done <"$out/$nn.log"
+			# A program that died or hung leaves cases without a result line.
 			for key in "${!planned[@]}"; do
 				case ${planned[$key]} in
 				na) na=$((na + 1)) ;;
 				long) long=$((long + 1)) ;;
+				required)
+					if ! grep -qE "^(not )?ok [0-9]+ ${key#*:}( |\$)" "$out/$nn.log"; then
+						fail=$((fail + 1))
+						say "  FAIL (no result): $key"
+					fi
+					;;
 				esac
 			done
 		fi
