@@ -134,7 +134,7 @@ in_guest() {
 	echo "# bisect-guest: done"
 }
 
-# A short memdbg check instead of tests/lib/run.sh (about 150 programs, too
+# A short memdbg check instead of tests/lib/run.sh (132 tests, too
 # long under TCG for every commit): the preloaded library starts, names its
 # backend, catches an overflow and a use after free with the report's
 # SUMMARY, and a clean program runs clean (sort(1): leak reports off, as
