@@ -2,7 +2,7 @@
 # Check that every commit of the kernel series builds, boots and passes
 # the tests that exist at that point (issue 9 item 11).
 #
-#   bisect-check.sh [--from N] [--to N] [--info] [--timeout SECONDS]
+#   bisect-check.sh [--from N] [--to N] [--info] [--timeout SECONDS] | --list
 #
 # For each commit N of build/kernel/linux (pristine + kernel/series, as
 # build-kernel.sh applies it), oldest first:
@@ -271,9 +271,9 @@ main() {
 		line=""
 		for k in "${!case_patch[@]}"; do
 			[ "${k%%:*}" = "$prog" ] || continue
-			line+=" ${case_patch[$k]}${case_class[$k]/-/}"
+			line+=" ${case_patch[$k]}${case_class[$k]/#-/}"
 		done
-		say "  $prog:$(echo "${line# }" | tr ' ' '\n' | sort -n | uniq -c | awk '{printf " %s case(s) need patch %s;", $1, $2}')"
+		say "  $prog:$(echo "${line# }" | tr ' ' '\n' | sort -n | uniq -c | awk '{ l = sub(/long$/, "", $2) ? " (long)" : ""; printf " %s case(s) need patch %s%s;", $1, $2, l }')"
 	done
 
 	# Which cases were planned as required, information or n/a at a commit.
