@@ -4,6 +4,7 @@
 #   make              libmemdbg.so, the memdbg command and the example programs
 #   make deps         install the Debian packages the project needs
 #   make kernel       patched and stock guest kernels (build/kernel/obj-*)
+#   make kernel-bisect every commit of the series: build, boot, its tests (~1 h)
 #   make vm-run CMD='shell command' [KERNEL=stock|patched|debug]
 #   make check        everything, host and guest tests; ends "N passed, N failed"
 #   make demo         stock vs patched VMA counts, a caught bug, memdbg compare
@@ -20,12 +21,12 @@ export KERNEL VM_TIMEOUT BUILD
 HOST_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g
 
 .PHONY: all deps kernel kernel-patched kernel-stock kernel-debug kernel-export \
-	kernel-checkpatch kernel-crosscheck vm-run tests check demo bench examples clean distclean help
+	kernel-checkpatch kernel-crosscheck kernel-bisect vm-run tests check demo bench examples clean distclean help
 
 all: $(if $(wildcard memdbg/lib.mk),lib) cli examples
 
 help:
-	@sed -n '4,11s/^# \{0,1\}//p' Makefile
+	@sed -n '4,12s/^# \{0,1\}//p' Makefile
 
 deps:
 	@tests/deps.sh
@@ -54,6 +55,11 @@ kernel-checkpatch:
 # (optional cross compilers: gcc-aarch64-linux-gnu, gcc-alpha-linux-gnu).
 kernel-crosscheck:
 	@kernel/scripts/crosscheck.sh
+
+# Build, boot and test each commit of the series in turn (not part of make
+# check: about an hour under TCG).  BISECT_ARGS: --from N, --to N, --info.
+kernel-bisect:
+	@kernel/scripts/bisect-check.sh $(BISECT_ARGS)
 
 # --- guest runner --------------------------------------------------------------
 # make cannot exit with an arbitrary status: when CMD fails, make vm-run
