@@ -93,6 +93,10 @@ $(BUILD)/tests/lib/libmdsym2.so: tests/lib/libmdsym.c
 	@mkdir -p $(dir $@)
 	$(CC) $(MD_TEST_CFLAGS) -DMDSYM_SECOND -fPIC -shared $< -o $@
 
+$(BUILD)/tests/lib/t_prof_unwind: tests/lib/t_prof_unwind.c
+	@mkdir -p $(dir $@)
+	$(CC) $(MD_TEST_CFLAGS) $< -o $@ -lunwind
+
 $(BUILD)/tests/lib/t_inline: tests/lib/t_inline.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -g -O2 -fno-omit-frame-pointer -Wall -Wno-use-after-free $< -o $@

@@ -50,13 +50,16 @@ int md_capture_stack(uintptr_t *frames, int max)
 {
     void *raw[MD_MAX_FRAMES + 24];
     if (max <= 0) return 0;
-    md_modules_refresh();   /* a new module's frames need its table entry */
     int want = max + 24;
     if (want > (int)(sizeof raw / sizeof *raw)) want = (int)(sizeof raw / sizeof *raw);
     if (!md_unwind_begin()) {
         frames[0] = (uintptr_t)__builtin_return_address(0);
         return 1;
     }
+    /* A new module's frames need its table entry.  Inside the unwind
+     * window: dl_iterate_phdr holds the loader's lock, which a program's
+     * SIGPROF handler unwinding with libunwind would wait for forever. */
+    md_modules_refresh();
     int n = unw_backtrace(raw, want);
     md_unwind_end();
     int first = 0;
@@ -171,11 +174,11 @@ int md_unwind_recording(struct md_stack *st, int max)
     st->nslots = 0;
     st->memoizable = false;
     st->needs_bp = false;
-    md_modules_refresh();
     if (!md_unwind_begin()) {   /* the program's own frame only */
         st->buf[0] = st->entry_ra;
         return max > 0 ? 1 : 0;
     }
+    md_modules_refresh();   /* under the unwind window, see md_capture_stack */
     int n = unwind_recording(st, max);
     md_unwind_end();
     return n;

@@ -28,12 +28,21 @@
  * itself never unwinds in a handler that interrupted its own unwind
  * (md_unwind_begin refuses), so libunwind's calls made while memdbg
  * unwinds are skipped.  A program that installed a handler of its own
- * (which might unwind) gets one block of its signals, at libunwind's first
- * call of the unwind, to the end of it, instead of libunwind's per-frame
- * pairs; an unwind that libunwind's trace cache serves makes none. */
+ * (which might unwind: a profiler's SIGPROF) gets its signals blocked for
+ * the whole unwind, from md_unwind_begin on, instead of libunwind's
+ * per-frame pairs: a handler that ran inside the unwind would find
+ * `unwinding` set and have its own libunwind calls skipped too.  A
+ * program without handlers makes no call at all.
+ *
+ * All of this rests on seeing libunwind's own calls (caller address in
+ * its code).  Another preloaded library that wraps read(), close() or
+ * pipe2() (fd tracers, sandboxes) hides that; then every unwind checks
+ * the pipe's numbers first, with two fstat, and does not unwind when they
+ * are no longer libunwind's, as memdbg did before. */
 #include "memdbg.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <dlfcn.h>
 #include <link.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -51,6 +60,7 @@ static dev_t pipe_dev;
 static ino_t pipe_ino;
 static uintptr_t unwind_text_lo, unwind_text_hi;   /* libunwind's code */
 static int program_handlers;          /* the program installed a signal handler */
+static bool calls_seen_direct;        /* libunwind's read/close/pipe2 reach us first */
 
 void md_unwind_note_program_handler(void)
 {
@@ -76,9 +86,21 @@ static int find_libunwind(struct dl_phdr_info *info, size_t size, void *data)
 
 /* Called once, single-threaded, before the first unwind: where libunwind's
  * code is, so that only its own calls are changed below. */
+/* Whether the program's calls of @name reach this library's definition
+ * first, not another preloaded library's wrapper. */
+static bool ours_first(const char *name)
+{
+    Dl_info mine, theirs;
+    void *found = dlsym(RTLD_DEFAULT, name);
+    return found && dladdr((void *)ours_first, &mine) && dladdr(found, &theirs) &&
+           mine.dli_fbase == theirs.dli_fbase;
+}
+
 void md_unwind_fds_init(void *libunwind_function)
 {
     dl_iterate_phdr(find_libunwind, libunwind_function);
+    calls_seen_direct = unwind_text_hi > unwind_text_lo && ours_first("read") &&
+                        ours_first("close") && ours_first("pipe2");
 }
 
 /* A call made by libunwind while it unwinds for memdbg (not by a signal
@@ -112,7 +134,12 @@ static void move_high(int *fd, int base)
 MEMDBG_API int pipe2(int fds[2], int flags)
 {
     int ret = (int)syscall(SYS_pipe2, fds, flags);
-    if (ret != 0 || !unwinding) return ret;
+    /* Only libunwind's pipe (not one a signal handler makes meanwhile);
+     * behind a wrapper its caller cannot be seen: any pipe made while
+     * unwinding, as before. */
+    if (ret != 0 || !unwinding ||
+        (calls_seen_direct && !libunwind_for_memdbg(__builtin_return_address(0))))
+        return ret;
     int base = high_fd_base();
     move_high(&fds[0], base);
     move_high(&fds[1], base);
@@ -158,9 +185,9 @@ MEMDBG_API int close(int fd)
     return __close(fd);
 }
 
-/* The signals a program's handler might unwind in, blocked on libunwind's
- * first lock of an unwind (and until its end).  Faults stay deliverable (a
- * fault with its signal blocked kills). */
+/* The signals a program's handler might unwind in, blocked for a whole
+ * unwind.  Faults stay deliverable (a fault with its signal blocked
+ * kills). */
 static void block_program_signals(void)
 {
     sigset_t async;
@@ -170,6 +197,7 @@ static void block_program_signals(void)
     sigdelset(&async, SIGFPE);
     sigdelset(&async, SIGILL);
     sigdelset(&async, SIGTRAP);
+    sigdelset(&async, SIGSYS);   /* seccomp's trap: forced, so blocked would kill */
     pthread_sigmask(SIG_BLOCK, &async, &unwind_saved_mask);
     unwinding = 2;
 }
@@ -177,10 +205,8 @@ static void block_program_signals(void)
 MEMDBG_API int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
     if (libunwind_for_memdbg(__builtin_return_address(0))) {
-        /* libunwind is about to lock or look up a module.  Unwinds served
-         * by its trace cache never get here. */
-        if (unwinding == 1 && __atomic_load_n(&program_handlers, __ATOMIC_RELAXED))
-            block_program_signals();
+        /* libunwind is about to lock or look up a module: the signals
+         * that matter are blocked already (md_unwind_begin). */
         if (old) sigemptyset(old);   /* only ever handed back to this function */
         return 0;
     }
@@ -195,7 +221,15 @@ MEMDBG_API int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 bool md_unwind_begin(void)
 {
     if (unwinding) return false;   /* a handler interrupted memdbg's unwind */
-    unwinding = 1;
+    if (!calls_seen_direct && pipe_fd[0] >= 0 &&
+        (!fd_still_ours(pipe_fd[0]) || !fd_still_ours(pipe_fd[1])))
+        return false;   /* the program has the pipe's numbers: no unwind */
+    /* Blocked before `unwinding` is set: no handler of the program's runs
+     * while it is. */
+    if (__atomic_load_n(&program_handlers, __ATOMIC_RELAXED))
+        block_program_signals();
+    else
+        unwinding = 1;
     return true;
 }
 

@@ -555,12 +555,36 @@ t_fd_fork() {   # closefrom(3), then fork: the child reads the parent's heap; wr
     clean && out_has '^ok$'
 }
 t_unwind_no_syscalls() {   # steady-state captures: no fstat, no rt_sigprocmask (issue 12)
-    run "" "$T/t_unwind_syscalls" 2000
-    clean && out_has '^pairs=2000 trapped=[0-9]+$' || return 1
-    local n
-    n=$(sed -n 's/.*trapped=\([0-9]*\).*/\1/p' "$OUT")
-    echo "#   2000 pairs, 4000 unwinds: $n fstat/rt_sigprocmask calls (before: 8008)"
-    [ "$n" -lt 200 ] || fail "$n fstat/rt_sigprocmask calls for 2000 unwinding pairs"
+    run "" "$T/t_unwind_syscalls" 2000 raw
+    clean && out_has '^pairs=2000 fstat=[0-9]+ sigprocmask=[0-9]+$' || return 1
+    local f m
+    f=$(sed -n 's/.*fstat=\([0-9]*\).*/\1/p' "$OUT")
+    m=$(sed -n 's/.*sigprocmask=\([0-9]*\).*/\1/p' "$OUT")
+    echo "#   no handler known to memdbg: 2000 pairs, 4000 unwinds: $f fstat, $m rt_sigprocmask (before: 8008 in all)"
+    [ $((f + m)) -lt 200 ] || fail "$f fstat + $m rt_sigprocmask calls for 2000 unwinding pairs"
+}
+t_unwind_handler_blocks() {   # a program handler: signals blocked once per unwind (2 calls), no fstat
+    run "" "$T/t_unwind_syscalls" 2000 sigaction
+    clean && out_has '^pairs=2000 fstat=[0-9]+ sigprocmask=[0-9]+$' || return 1
+    local f m
+    f=$(sed -n 's/.*fstat=\([0-9]*\).*/\1/p' "$OUT")
+    m=$(sed -n 's/.*sigprocmask=\([0-9]*\).*/\1/p' "$OUT")
+    echo "#   program handler: 4000 unwinds: $f fstat, $m rt_sigprocmask"
+    [ "$f" -lt 200 ] || fail "$f fstat calls for 2000 unwinding pairs"
+    [ "$m" -ge 7000 ] && [ "$m" -le 8400 ] || fail "$m rt_sigprocmask calls: expected one block and one restore per unwind (8000)"
+}
+t_fd_dup2_wrapped() {   # the same behind another preload's read/close/pipe2 wrappers
+    local i
+    for i in 1 2 3; do
+        ( LD_PRELOAD="$T/mod_wrapio.so $LIB" MEMDBG_OPTIONS="backend=$BACKEND" timeout "$TEST_TIMEOUT" \
+            "$T/t_fd_hygiene" dup2 >"$OUT" 2>"$ERR" </dev/null; exit $? ) 2>/dev/null
+        RC=$?
+        clean && out_has '^ok [0-9]+ fds$' || return 1
+    done
+}
+t_prof_unwind() {   # a SIGPROF handler unwinding with libunwind: the program's mask stays empty
+    run "detect_leaks=0" "$T/t_prof_unwind" 3
+    clean && out_has '^ok: [0-9]+ iterations'
 }
 t_fragmentation() {   # 20,000 small pairs use the whole 64 MiB arena; then 1, 2, 3 MiB blocks
     run "arena_size=64M" "$T/t_fragment"
@@ -1055,10 +1079,15 @@ tap "the same with malloc/free stacks (libunwind's pipe kept out of the program'
 tap "closefrom(3) then fork: child reads the parent's heap, writes stay apart" t_fd_fork
 if "$T/t_unwind_syscalls" probe 2>/dev/null; then
     tap "stack capture makes no fstat or rt_sigprocmask per unwind (seccomp-counted)" t_unwind_no_syscalls
+    tap "with a program handler: one signal block per unwind, no fstat (seccomp-counted)" t_unwind_handler_blocks
 else
     tap "stack capture makes no fstat or rt_sigprocmask per unwind (seccomp-counted)" t_unwind_no_syscalls \
         "this kernel takes no seccomp filters"
+    tap "with a program handler: one signal block per unwind, no fstat (seccomp-counted)" t_unwind_handler_blocks \
+        "this kernel takes no seccomp filters"
 fi
+tap "dup2 over every fd behind another preload's read/close/pipe2 wrappers: file unchanged (3 runs)" t_fd_dup2_wrapped
+tap "a profiler's SIGPROF handler unwinding during memdbg's unwinds: the program's mask stays empty" t_prof_unwind
 tap "no size-class dead ends: 1 MiB after 20,000 small pairs in a 64 MiB arena" t_fragmentation
 if "$T/t_unshare" >/dev/null 2>&1; then
     tap "unshare(CLONE_NEWUSER) works under memdbg" t_unshare_newuser

@@ -4,17 +4,22 @@
  * malloc and free unwinds with libunwind.  After a warm-up (libunwind's
  * caches filled), a seccomp filter traps the calls memdbg and libunwind
  * used to make per unwind (fstat of libunwind's pipe, rt_sigprocmask
- * around libunwind's locks) and the SIGSYS handler counts them.  The
- * handler is the program's own, so the run also covers "a program that
- * installed a handler" (unwind_fds.c).
+ * around libunwind's locks) and the SIGSYS handler counts them.
  *   argv[1]: pairs to count (default 2000), or "probe": exit 0 if this
  *            kernel takes seccomp filters (the runner skips otherwise).
- * Prints "pairs=N trapped=M"; the runner wants M well under one per pair. */
+ *   argv[2]: "raw" (default): the SIGSYS handler is installed with the
+ *            rt_sigaction system call, unseen by memdbg: a program without
+ *            handlers of its own (perl, the C++ benchmark), which should
+ *            make no call; "sigaction": through sigaction(), so memdbg
+ *            blocks the program's signals for each unwind (unwind_fds.c):
+ *            two rt_sigprocmask per unwind, still no fstat.
+ * Prints "pairs=N fstat=A sigprocmask=B". */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,13 +29,23 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t trapped;
+static volatile sig_atomic_t trapped_fstat, trapped_mask;
 
 static void on_sigsys(int sig, siginfo_t *si, void *ucv)
 {
-    (void)sig; (void)si;
+    (void)sig;
     ucontext_t *uc = ucv;
-    trapped++;
+    if (si->si_syscall == SYS_rt_sigprocmask) {
+        trapped_mask++;
+        /* Counted, not done: a real call would trap again, and a mask
+         * that blocked SIGSYS would turn the next trap into a kill.  The
+         * caller gets the mask as it is (the one rt_sigreturn restores). */
+        unsigned long *old = (unsigned long *)uc->uc_mcontext.gregs[REG_RDX];
+        if (old) memcpy(old, &uc->uc_sigmask, sizeof(*old));
+        uc->uc_mcontext.gregs[REG_RAX] = 0;
+        return;
+    }
+    trapped_fstat++;
     uc->uc_mcontext.gregs[REG_RAX] = -EBADF;   /* fstat: "closed", which memdbg took as still its own */
 }
 
@@ -71,23 +86,55 @@ static void pairs(int n)
     }
 }
 
+/* rt_sigaction as the kernel takes it, with the return trampoline the C
+ * library would otherwise supply (x86_64: rt_sigreturn). */
+struct kernel_sigaction {
+    void (*handler)(int, siginfo_t *, void *);
+    unsigned long flags;
+    void (*restorer)(void);
+    unsigned long mask;
+};
+#define KSA_RESTORER 0x04000000
+__attribute__((naked)) static void return_from_handler(void)
+{
+    __asm__ volatile("mov $15, %eax\n\tsyscall\n\thlt");
+}
+
+static int install_raw(void)
+{
+    struct kernel_sigaction ksa = {
+        .handler = on_sigsys,
+        .flags = SA_SIGINFO | KSA_RESTORER,
+        .restorer = return_from_handler,
+    };
+    return (int)syscall(SYS_rt_sigaction, SIGSYS, &ksa, NULL, sizeof ksa.mask);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "probe") == 0) return trap_calls() == 0 ? 0 : 1;
     int n = argc > 1 ? atoi(argv[1]) : 2000;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_sigsys;
-    sa.sa_flags = SA_SIGINFO;
-    sigaction(SIGSYS, &sa, 0);
+    bool raw = argc < 3 || strcmp(argv[2], "sigaction") != 0;
+    if (raw) {
+        if (install_raw() != 0) {
+            perror("rt_sigaction");
+            return 2;
+        }
+    } else {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_sigsys;
+        sa.sa_flags = SA_SIGINFO;
+        sigaction(SIGSYS, &sa, 0);
+    }
     pairs(2000);   /* warm-up */
     if (trap_calls() != 0) {
         perror("seccomp");
         return 2;
     }
-    trapped = 0;
+    trapped_fstat = trapped_mask = 0;
     pairs(n);
-    int counted = trapped;
-    printf("pairs=%d trapped=%d\n", n, counted);
+    int fstats = trapped_fstat, masks = trapped_mask;
+    printf("pairs=%d fstat=%d sigprocmask=%d\n", n, fstats, masks);
     return 0;
 }
