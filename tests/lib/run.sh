@@ -554,24 +554,24 @@ t_fd_fork() {   # closefrom(3), then fork: the child reads the parent's heap; wr
     run "" "$T/t_fd_hygiene" fork
     clean && out_has '^ok$'
 }
-t_unwind_no_syscalls() {   # steady-state captures: no fstat, no rt_sigprocmask (issue 12)
-    run "" "$T/t_unwind_syscalls" 2000 raw
+# unwind_counts MODE: run t_unwind_syscalls (2000 pairs) and set F and M to
+# the fstat and rt_sigprocmask calls it counted.
+unwind_counts() {
+    run "" "$T/t_unwind_syscalls" 2000 "$1"
     clean && out_has '^pairs=2000 fstat=[0-9]+ sigprocmask=[0-9]+$' || return 1
-    local f m
-    f=$(sed -n 's/.*fstat=\([0-9]*\).*/\1/p' "$OUT")
-    m=$(sed -n 's/.*sigprocmask=\([0-9]*\).*/\1/p' "$OUT")
-    echo "#   no handler known to memdbg: 2000 pairs, 4000 unwinds: $f fstat, $m rt_sigprocmask (before: 8008 in all)"
-    [ $((f + m)) -lt 200 ] || fail "$f fstat + $m rt_sigprocmask calls for 2000 unwinding pairs"
+    F=$(sed -n 's/.*fstat=\([0-9]*\).*/\1/p' "$OUT")
+    M=$(sed -n 's/.*sigprocmask=\([0-9]*\).*/\1/p' "$OUT")
+}
+t_unwind_no_syscalls() {   # steady-state captures: no fstat, no rt_sigprocmask (issue 12)
+    unwind_counts raw || return 1
+    echo "#   no handler known to memdbg: 2000 pairs, 4000 unwinds: $F fstat, $M rt_sigprocmask (before: 8008 in all)"
+    [ $((F + M)) -lt 200 ] || fail "$F fstat + $M rt_sigprocmask calls for 2000 unwinding pairs"
 }
 t_unwind_handler_blocks() {   # a program handler: signals blocked once per unwind (2 calls), no fstat
-    run "" "$T/t_unwind_syscalls" 2000 sigaction
-    clean && out_has '^pairs=2000 fstat=[0-9]+ sigprocmask=[0-9]+$' || return 1
-    local f m
-    f=$(sed -n 's/.*fstat=\([0-9]*\).*/\1/p' "$OUT")
-    m=$(sed -n 's/.*sigprocmask=\([0-9]*\).*/\1/p' "$OUT")
-    echo "#   program handler: 4000 unwinds: $f fstat, $m rt_sigprocmask"
-    [ "$f" -lt 200 ] || fail "$f fstat calls for 2000 unwinding pairs"
-    [ "$m" -ge 7000 ] && [ "$m" -le 8400 ] || fail "$m rt_sigprocmask calls: expected one block and one restore per unwind (8000)"
+    unwind_counts sigaction || return 1
+    echo "#   program handler: 4000 unwinds: $F fstat, $M rt_sigprocmask"
+    [ "$F" -lt 200 ] || fail "$F fstat calls for 2000 unwinding pairs"
+    [ "$M" -ge 7000 ] && [ "$M" -le 8400 ] || fail "$M rt_sigprocmask calls: expected one block and one restore per unwind (8000)"
 }
 t_fd_dup2_wrapped() {   # the same behind another preload's read/close/pipe2 wrappers
     local i
