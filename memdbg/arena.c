@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-struct md_heap md_heap MEMDBG_HIDDEN = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+struct md_heap md_heap MEMDBG_HIDDEN = { .fd = -1 };
 
 /* Classes 0..15 are exact (1..16 pages); above that, four classes per
  * power of two, so at most 25% of a large slot's address space is unused. */

@@ -8,21 +8,31 @@
  * heap; the child handler maps the copy over the arena.  That copy holds
  * the live blocks' pages only (backend_nonlinear.c).  In a multi-threaded
  * parent, writes other threads make to their blocks while the copy is
- * taken may be missing from the child's heap. */
+ * taken may be missing from the child's heap.
+ *
+ * fork() may come from a signal handler that interrupted malloc or free on
+ * the forking thread (glibc keeps fork async-signal-safe in a
+ * single-threaded process).  If that call holds the heap lock, waiting for
+ * it would hang: the heap is left as the call left it, and the call,
+ * resumed in both processes when the handler returns, finishes its work
+ * and releases the lock in each.  The child must not touch the heap
+ * before that, so the other threads' deferred guards wait for the thread
+ * that adopts their cache. */
 #include "memdbg.h"
 #include <pthread.h>
-#include <string.h>
 #include <unistd.h>
 
 MEMDBG_HIDDEN void md_report_fd_reset(void);
 
 static int copy_fd = -1;
 static uint64_t copy_dev, copy_ino;
+static bool held_by_interrupted_call;   /* this thread held the lock at fork */
 
 static void prepare(void)
 {
+    held_by_interrupted_call = md_heap_lock_mine();
     md_in_runtime++;
-    pthread_mutex_lock(&md_heap.lock);
+    if (!held_by_interrupted_call) md_heap_lock();
     if (!md_heap.initialized || !md_heap.backend->fork_prepare) return;
     copy_fd = md_heap.backend->fork_prepare();
     md_fd_identity(copy_fd, &copy_dev, &copy_ino);
@@ -33,14 +43,14 @@ static void parent(void)
     /* Another thread may have closed it and reused the number meanwhile. */
     if (md_fd_is(copy_fd, copy_dev, copy_ino)) close(copy_fd);
     copy_fd = -1;
-    pthread_mutex_unlock(&md_heap.lock);
+    if (!held_by_interrupted_call) md_heap_unlock();
     md_in_runtime--;
 }
 
 static void child(void)
 {
-    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-    memcpy(&md_heap.lock, &fresh, sizeof fresh);
+    md_self_tid_read();   /* the child is a thread of its own */
+    if (!held_by_interrupted_call) md_heap.lock = 0;   /* taken by prepare() in the parent */
     md_report_fd_reset();
     if (md_heap.initialized) {
         if (md_heap.backend->fork_prepare &&
@@ -48,7 +58,7 @@ static void child(void)
             md_die_msg("memdbg: fork: cannot give the child its own copy of the heap (",
                        md_heap.backend->name, " backend); exiting the child");
         copy_fd = -1;
-        md_cache_fork_child();
+        md_cache_fork_child(!held_by_interrupted_call);
     }
     md_in_runtime--;
 }

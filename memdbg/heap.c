@@ -155,9 +155,9 @@ static struct md_slot *take_slot_locked(uint32_t npages)
     struct md_slot *s = &md_heap.slots[id];
     s->state = SLOT_READY;
     s->data_pages = npages;
-    if (be->page_ops_unlocked) pthread_mutex_unlock(&md_heap.lock);
+    if (be->page_ops_unlocked) md_heap_unlock();
     int rc = be->commit(s, md_slot_data_page(s), s->data_pages);
-    if (be->page_ops_unlocked) pthread_mutex_lock(&md_heap.lock);
+    if (be->page_ops_unlocked) md_heap_lock();
     if (rc != 0) {
         s->data_pages = 0;
         md_free_list_push(id);
@@ -187,14 +187,14 @@ void *md_alloc(size_t size, size_t align, int kind, bool zero)
     bool try_window = md_heap.backend->take_window && md_opt.compact && !md_opt.protect_below &&
                       size <= md_opt.compact_max;
     struct md_slot *s = try_window ? 0 : md_cache_take(npages);
-    pthread_mutex_lock(&md_heap.lock);
+    md_heap_lock();
     if (!s && try_window) {   /* compact mode: a window of a shared page */
         uint32_t wid = md_heap.backend->take_window(size, a);
         if (wid) s = &md_heap.slots[wid];
     }
     if (!s) s = take_slot_locked(npages);
     if (!s) {
-        pthread_mutex_unlock(&md_heap.lock);
+        md_heap_unlock();
         md_in_runtime--;
         errno = ENOMEM;
         return 0;
@@ -222,7 +222,7 @@ void *md_alloc(size_t size, size_t align, int kind, bool zero)
     s->state = SLOT_LIVE;
     md_leak_alloc_hook(id);
     record_stats_alloc(size);
-    pthread_mutex_unlock(&md_heap.lock);
+    md_heap_unlock();
 
     /* The block is not visible to anyone else yet: fill without the lock. */
     fill_pad(ds, user, dirty_lo, dirty_hi);
@@ -357,11 +357,11 @@ static void guard_and_quarantine(const uint32_t *ids, uint32_t n)
 void md_blocks_guard(const uint32_t *ids, uint32_t n)
 {
     bool unlocked = md_heap.backend->page_ops_unlocked;
-    if (!unlocked) pthread_mutex_lock(&md_heap.lock);
+    if (!unlocked) md_heap_lock();
     guard_and_quarantine(ids, n);
-    if (unlocked) pthread_mutex_lock(&md_heap.lock);
+    if (unlocked) md_heap_lock();
     for (uint32_t i = 0; i < n; i++) md_quarantine_push(ids[i]);
-    pthread_mutex_unlock(&md_heap.lock);
+    md_heap_unlock();
 }
 
 /* The same for one block, the lock held (backends whose calls need it:
@@ -386,14 +386,14 @@ void md_free(void *p, int dealloc)
     md_in_runtime++;
     struct md_stack stack, *st = &stack;
     md_stack_capture(st, md_opt.malloc_context_size);
-    pthread_mutex_lock(&md_heap.lock);
+    md_heap_lock();
     struct md_slot *s = validate_for_free(p, st, dealloc);
     if (s) retire_block(s, st);
     if (s && !md_heap.backend->page_ops_unlocked) {
         block_guard_locked((uint32_t)(s - md_heap.slots));
         s = 0;
     }
-    pthread_mutex_unlock(&md_heap.lock);
+    md_heap_unlock();
     if (s) {
         uint32_t id = (uint32_t)(s - md_heap.slots);
         if (!md_cache_defer_guard(id)) md_blocks_guard(&id, 1);
@@ -542,26 +542,26 @@ void *md_realloc(void *p, size_t size)
     md_in_runtime++;
     struct md_stack stack, *st = &stack;
     md_stack_capture(st, md_opt.malloc_context_size);
-    pthread_mutex_lock(&md_heap.lock);
+    md_heap_lock();
     struct md_slot *s = md_slot_of_addr((uintptr_t)p);
     bool ok = s && s->state == SLOT_LIVE && s->user == (uintptr_t)p;
     old_size = ok ? s->size : 0;
     if (ok && size <= md_heap.size / 4 && realloc_in_place(s, size, st)) {
-        pthread_mutex_unlock(&md_heap.lock);
+        md_heap_unlock();
         md_in_runtime--;
         return p;
     }
     void *moved = ok && size <= md_heap.size / 4 ? realloc_move(s, size, st) : 0;
     if (moved) {
-        pthread_mutex_unlock(&md_heap.lock);
+        md_heap_unlock();
         md_in_runtime--;
         return moved;
     }
-    pthread_mutex_unlock(&md_heap.lock);
+    md_heap_unlock();
     if (!ok) {
-        pthread_mutex_lock(&md_heap.lock);
+        md_heap_lock();
         validate_for_free(p, st, DEALLOC_REALLOC);
-        pthread_mutex_unlock(&md_heap.lock);
+        md_heap_unlock();
         md_in_runtime--;
         errno = EINVAL;
         return 0;

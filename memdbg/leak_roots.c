@@ -403,7 +403,7 @@ static int nregions;
 
 void md_leak_root_region(const void *p, size_t size, bool add)
 {
-    pthread_mutex_lock(&md_heap.lock);
+    md_heap_lock();
     uintptr_t lo = (uintptr_t)p, hi = lo + size;
     if (add) {
         if (nregions < MAX_ROOT_REGIONS) { regions[nregions].lo = lo; regions[nregions].hi = hi; nregions++; }
@@ -411,7 +411,7 @@ void md_leak_root_region(const void *p, size_t size, bool add)
         for (int i = 0; i < nregions; i++)
             if (regions[i].lo == lo && regions[i].hi == hi) { regions[i] = regions[--nregions]; break; }
     }
-    pthread_mutex_unlock(&md_heap.lock);
+    md_heap_unlock();
 }
 
 /* Before the heap lock is taken: what needs ld.so's lock (dlsym). */

@@ -343,7 +343,7 @@ static void leak_prepare(void)
 static bool lock_for_check(void)
 {
     int tries = 0;
-    while (pthread_mutex_trylock(&md_heap.lock) != 0) {
+    while (!md_heap_trylock()) {
         if (++tries > 2000) return false;
         struct timespec ts = { 0, 1000000 };
         nanosleep(&ts, 0);
@@ -395,7 +395,7 @@ int md_leak_check_now(bool final)
         fflush(0);
         _exit(md_opt.exitcode);
     }
-    pthread_mutex_unlock(&md_heap.lock);
+    md_heap_unlock();
     md_in_runtime--;
     return leaked;
 }
@@ -413,7 +413,7 @@ static void at_exit(void)
         fflush(0);
         _exit(md_opt.exitcode);
     }
-    pthread_mutex_unlock(&md_heap.lock);
+    md_heap_unlock();
     md_in_runtime--;
 }
 

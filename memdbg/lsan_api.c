@@ -61,11 +61,11 @@ MEMDBG_API void __lsan_ignore_object(const void *p)
 {
     md_ensure_init();
     md_in_runtime++;
-    pthread_mutex_lock(&md_heap.lock);
+    md_heap_lock();
     struct md_slot *s = md_slot_of_addr((uintptr_t)p);
     bool ok = s && s->state == SLOT_LIVE && (uintptr_t)p >= s->user && (uintptr_t)p <= s->user + s->size;
     if (ok && ignore_marks()) ignored[s - md_heap.slots] = 1;
-    pthread_mutex_unlock(&md_heap.lock);
+    md_heap_unlock();
     md_in_runtime--;
     if (!ok && md_opt.verbosity >= 1) warn("__lsan_ignore_object(): not a live heap block; ignored");
 }
@@ -75,9 +75,9 @@ MEMDBG_API void __lsan_disable(void)
     md_ensure_init();
     if (!__atomic_load_n(&md_leak_ignore_on, __ATOMIC_ACQUIRE)) {
         md_in_runtime++;
-        pthread_mutex_lock(&md_heap.lock);
+        md_heap_lock();
         ignore_marks();
-        pthread_mutex_unlock(&md_heap.lock);
+        md_heap_unlock();
         md_in_runtime--;
     }
     disabled++;

@@ -175,7 +175,7 @@ struct md_slot {
 
 struct md_backend;
 struct md_heap {
-    pthread_mutex_t lock;
+    uint32_t lock;             /* owner's thread id | MD_LOCK_WAITERS; 0: free (md_heap_lock) */
     int initialized;
     int fd;                    /* nonlinear: memfd of the heap (-1: private anonymous arena) */
     uint64_t fd_dev, fd_ino;   /* what fd must still be before it is used (md_fd_is) */
@@ -208,6 +208,41 @@ struct md_heap {
     uintptr_t self_start, self_end;
 };
 extern struct md_heap md_heap MEMDBG_HIDDEN;
+
+/* The heap lock (heap_lock.c): a futex word holding its owner's thread id,
+ * taken and given back with one atomic instruction each, so a thread can
+ * tell whether it holds it even from a signal handler that interrupted
+ * its own lock or unlock: fork() from such a handler must not wait for a
+ * lock the interrupted call holds (fork.c). */
+#define MD_LOCK_WAITERS 0x80000000u
+extern MEMDBG_TLS uint32_t md_self_tid MEMDBG_HIDDEN;   /* 0: not read yet */
+uint32_t md_self_tid_read(void) MEMDBG_HIDDEN;
+void md_heap_lock_wait(uint32_t tid) MEMDBG_HIDDEN;
+void md_heap_lock_wake(void) MEMDBG_HIDDEN;
+static inline uint32_t md_tid(void)
+{
+    uint32_t tid = md_self_tid;
+    return tid ? tid : md_self_tid_read();
+}
+static inline bool md_heap_trylock(void)
+{
+    uint32_t unlocked = 0;
+    return __atomic_compare_exchange_n(&md_heap.lock, &unlocked, md_tid(), false,
+                                       __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+static inline void md_heap_lock(void)
+{
+    if (!md_heap_trylock()) md_heap_lock_wait(md_tid());
+}
+static inline void md_heap_unlock(void)
+{
+    if (__atomic_exchange_n(&md_heap.lock, 0, __ATOMIC_RELEASE) & MD_LOCK_WAITERS)
+        md_heap_lock_wake();
+}
+static inline bool md_heap_lock_mine(void)
+{
+    return (__atomic_load_n(&md_heap.lock, __ATOMIC_RELAXED) & ~MD_LOCK_WAITERS) == md_tid();
+}
 
 #define MD_NCLASSES 128
 uint32_t md_class_of(uint32_t pages) MEMDBG_HIDDEN;
@@ -339,7 +374,7 @@ struct md_slot *md_cache_take(uint32_t data_pages) MEMDBG_HIDDEN;
  * when the caller must guard it now.  Without the lock. */
 bool md_cache_defer_guard(uint32_t id) MEMDBG_HIDDEN;
 void md_cache_flush_guards(void) MEMDBG_HIDDEN;   /* this thread's deferred guards, now */
-void md_cache_fork_child(void) MEMDBG_HIDDEN;
+void md_cache_fork_child(bool may_lock) MEMDBG_HIDDEN;
 /* The end of a block's life after free (heap.c): guards over the data
  * pages of the freed slots ids[0..n) (whose state is SLOT_QUARANTINED),
  * memory back, then the quarantine.  Without the lock. */

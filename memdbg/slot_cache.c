@@ -103,7 +103,7 @@ static void refill(struct thread_cache *c, uint32_t data_pages)
     bool ok[64];
     uint32_t k = 0, want = depth(data_pages);
     const struct md_backend *be = md_heap.backend;
-    pthread_mutex_lock(&md_heap.lock);
+    md_heap_lock();
     while (k < want) {
         uint32_t id = md_slot_get(data_pages + 1, false);
         if (!id) break;
@@ -114,7 +114,7 @@ static void refill(struct thread_cache *c, uint32_t data_pages)
     }
     md_heap.cache_refills++;
     /* the kernel work without the lock, where the backend allows it */
-    if (be->page_ops_unlocked) pthread_mutex_unlock(&md_heap.lock);
+    if (be->page_ops_unlocked) md_heap_unlock();
     if (k) {
         if (be->commit_many) {
             be->commit_many(batch, k, ok);
@@ -123,13 +123,13 @@ static void refill(struct thread_cache *c, uint32_t data_pages)
                 ok[i] = be->commit(batch[i], md_slot_data_page(batch[i]), data_pages) == 0;
         }
     }
-    if (be->page_ops_unlocked) pthread_mutex_lock(&md_heap.lock);
+    if (be->page_ops_unlocked) md_heap_lock();
     for (uint32_t i = 0; i < k; i++) {
         if (ok[i]) continue;
         batch[i]->data_pages = 0;
         md_free_list_push((uint32_t)(batch[i] - md_heap.slots));
     }
-    pthread_mutex_unlock(&md_heap.lock);
+    md_heap_unlock();
     uint32_t *ids = c->id[data_pages - 1];
     for (uint32_t i = 0; i < k; i++)
         if (ok[i]) ids[c->n[data_pages - 1]++] = (uint32_t)(batch[i] - md_heap.slots);
@@ -171,14 +171,17 @@ void md_cache_flush_guards(void)
  * threads to adopt (their ready slots are committed in the child's copy
  * of the arena too); their deferred blocks get their guards now.  A batch
  * another thread was carving or handing out at the moment of fork may be
- * lost to the child (a few slots never used again). */
-void md_cache_fork_child(void)
+ * lost to the child (a few slots never used again).  Without @may_lock
+ * (the fork came from a handler that interrupted this thread's heap work,
+ * fork.c) the deferred blocks stay queued for the thread that adopts the
+ * cache. */
+void md_cache_fork_child(bool may_lock)
 {
     caches_lock = 0;
     for (struct thread_cache *c = all_caches; c; c = c->next) {
         if (c == tls_cache) continue;
         if (c->npending > MAX_FREE_BATCH) c->npending = 0;   /* torn by the fork: give up on them */
-        flush_pending(c);
+        if (may_lock) flush_pending(c);
         c->owned = 0;
     }
 }

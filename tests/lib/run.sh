@@ -1316,6 +1316,13 @@ t_sig_ign() {   # SIG_IGN: a fault still kills, a sent SIGSEGV is dropped
     run "" "$T/t_signals" ign-raise-uaf
     rc_is 1 && out_has '^ignored$' && first_line_is heap-use-after-free && section_has '^READ of size 1' read_freed main
 }
+t_fork_in_signal_handler() {   # fork() from a handler that interrupted malloc/free on the same thread (and with a second thread)
+    local mode
+    for mode in self thread; do
+        run "" "$T/t_fork_in_handler" "$mode"
+        clean && out_has '^forks 100, children failed 0$' || { echo "#   mode $mode"; return 1; }
+    done
+}
 t_fork_during_report() {   # the child of a fork during another thread's report can report
     run "" "$T/t_fork_in_report"
     rc_is 1 && out_has '^child: exit 1$' && has 'ERROR: memdbg: double-free' &&
@@ -1347,6 +1354,7 @@ tap "a sent SIGSEGV carrying a heap address is not a heap fault" t_sig_sent_heap
 tap "sigaction/signal/sysv_signal/bsd_signal/sigset/sigignore: the program's dispositions" t_sig_query
 tap "SIG_IGN: a fault kills by SIGSEGV, raise(SIGSEGV) is dropped" t_sig_ign
 tap "fork while another thread reports: the child reports" t_fork_during_report
+tap "fork from a signal handler inside malloc/free: no hang, the child's heap works" t_fork_in_signal_handler
 tap "log_path=stderr|/dev/stderr|stdout write to the streams" t_log_path_streams
 # ================================================= end of signals and small stacks
 

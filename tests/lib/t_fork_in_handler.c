@@ -1,0 +1,141 @@
+/* fork() from a signal handler that interrupted malloc or free, as crash
+ * handlers and supervisors do.  glibc makes fork async-signal-safe in a
+ * single-threaded process (it skips its malloc locks there); memdbg's
+ * atfork handler took the heap lock that the interrupted malloc of the same
+ * thread held, so the process hung.
+ *
+ * A CPU-time timer fires every 200 us while the program does malloc/free
+ * pairs and checks the contents of a set of live blocks.  The handler
+ * forks; the parent waits for the child there.  The child returns from
+ * the handler (finishing the interrupted malloc or free), then allocates,
+ * frees and checks blocks itself and exits 0 if its heap is intact.
+ *
+ *   t_fork_in_handler self     one thread
+ *   t_fork_in_handler thread   plus a thread doing malloc/free pairs (the
+ *                              timer signal goes to the main thread)
+ *
+ * Prints "forks N, children failed M" and exits 0 when every child passed;
+ * a hang ends at the watchdog (alarm, SIGALRM kills). */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define LIVE 64
+#define FORKS 100
+
+static unsigned char *live[LIVE];
+static volatile sig_atomic_t in_child, forks, children_failed;
+static volatile int stop_worker;
+
+static void fill(unsigned char *p, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++) p[i] = (unsigned char)(seed + i);
+}
+
+static int intact(const unsigned char *p, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != (unsigned char)(seed + i)) return 0;
+    return 1;
+}
+
+static size_t size_of(int i) { return 16 + (size_t)i * 24; }
+
+static void on_prof(int sig)
+{
+    (void)sig;
+    if (in_child || forks >= FORKS) return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        in_child = 1;   /* back to the interrupted malloc/free, then check */
+        return;
+    }
+    forks++;
+    int status;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        children_failed++;
+}
+
+/* In the child, after the interrupted call returned: the heap still works
+ * and the blocks written before the fork are there. */
+static void child_checks(void)
+{
+    for (int i = 0; i < LIVE; i++)
+        if (!intact(live[i], size_of(i), (unsigned)i)) _exit(2);
+    for (int round = 0; round < 100; round++) {
+        unsigned char *p = malloc(100 + round);
+        if (!p) _exit(3);
+        fill(p, 100 + round, 7);
+        if (!intact(p, 100 + round, 7)) _exit(4);
+        free(p);
+    }
+    _exit(0);
+}
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    sigset_t prof;
+    sigemptyset(&prof);
+    sigaddset(&prof, SIGPROF);
+    pthread_sigmask(SIG_BLOCK, &prof, 0);
+    while (!stop_worker) {
+        void *p = malloc(48);
+        if (p) memset(p, 1, 48);
+        free(p);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int threaded = argc > 1 && strcmp(argv[1], "thread") == 0;
+    if (argc != 2 || (!threaded && strcmp(argv[1], "self") != 0)) {
+        fprintf(stderr, "usage: t_fork_in_handler self|thread\n");
+        return 2;
+    }
+    setvbuf(stdout, 0, _IONBF, 0);
+    alarm(300);   /* watchdog when run by hand: a deadlock ends by SIGALRM */
+    for (int i = 0; i < LIVE; i++) {
+        live[i] = malloc(size_of(i));
+        fill(live[i], size_of(i), (unsigned)i);
+    }
+    pthread_t th;
+    if (threaded && pthread_create(&th, 0, worker, 0) != 0) return 2;
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_prof;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGPROF, &sa, 0);
+    struct itimerval it = { { 0, 200 }, { 0, 200 } };
+    setitimer(ITIMER_PROF, &it, 0);
+    for (long pairs = 0; forks < FORKS && pairs < 100000000; pairs++) {
+        unsigned char *p = malloc(32 + pairs % 200);
+        if (in_child) child_checks();
+        fill(p, 32 + pairs % 200, 3);
+        free(p);
+        if (in_child) child_checks();
+    }
+    struct itimerval off = { { 0, 0 }, { 0, 0 } };
+    setitimer(ITIMER_PROF, &off, 0);
+    if (threaded) {
+        stop_worker = 1;
+        pthread_join(th, 0);
+    }
+    for (int i = 0; i < LIVE; i++) {
+        if (!intact(live[i], size_of(i), (unsigned)i)) {
+            printf("block %d changed in the parent\n", i);
+            return 1;
+        }
+        free(live[i]);
+    }
+    printf("forks %d, children failed %d\n", (int)forks, (int)children_failed);
+    return children_failed ? 1 : 0;
+}
