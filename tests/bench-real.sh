@@ -3,8 +3,9 @@
 # Debian packages, each run plain, under memdbg (each backend the kernel
 # offers), valgrind memcheck, Electric Fence and DUMA, one after the other
 # in the same run; per run: CPU time (user+sys of the whole process tree),
-# wall time, peak RSS (largest process of the tree), peak lines of
-# /proc/PID/maps (largest process) and how it ended.  Figures, not a test.
+# wall time, peak RSS (largest process of the tree), peak Pss (sampled;
+# largest process), peak lines of /proc/PID/maps (largest process) and how
+# it ended.  Figures, not a test.
 #
 #   tests/bench-real.sh [--build DIR] [--out DIR] [--host-only | --guest-only]
 #                       [--only W1,W2] [--tools T1,T2] [--scale N] [--guest-scale N]
@@ -14,8 +15,10 @@
 #   workloads (--only):  perl-hash python-objs cxx-map gcc-O2 sqlite-insert
 #                        bash-assoc git-log
 #   tools (--tools):     plain memdbg-guard memdbg-mprotect memdbg-nonlinear
-#                        valgrind efence duma (memdbg backends the kernel
-#                        lacks are left out)
+#                        memdbg-compact valgrind efence duma (memdbg
+#                        backends the kernel lacks are left out;
+#                        memdbg-compact is nonlinear with compact=1, whose
+#                        memory shows in Pss, not RSS)
 #   --scale N            divide every workload's size by N (host: 1)
 #   --guest-scale N      the same in the patched TCG guest (default 5:
 #                        TCG runs 5-10x slower than the host)
@@ -71,14 +74,14 @@ while [ $# -gt 0 ]; do
 	esac
 done
 out=${out:-$build/bench}
-mkdir -p "$out"
+[ -n "$inside" ] || mkdir -p "$out"   # the guest writes its lines to stdout
 build_abs=$(cd "$build" 2>/dev/null && pwd) || build_abs=$repo/$build
 lib=$build_abs/libmemdbg.so
 runner=$build_abs/tests/bench/bench-run
 cxx_map=$build_abs/tests/bench/cxx_map
 
 all_workloads="perl-hash python-objs cxx-map gcc-O2 sqlite-insert bash-assoc git-log"
-all_tools="plain memdbg-guard memdbg-mprotect memdbg-nonlinear valgrind efence duma"
+all_tools="plain memdbg-guard memdbg-mprotect memdbg-nonlinear memdbg-compact valgrind efence duma"
 for w in ${only//,/ }; do
 	case " $all_workloads " in *" $w "*) ;; *) echo "$0: --only: unknown workload '$w' ($all_workloads)" >&2; exit 2 ;; esac
 done
@@ -171,11 +174,20 @@ EOF
 	esac
 }
 
+# MEMDBG_OPTIONS of a memdbg tool: its backend, and compact mode for
+# memdbg-compact.
+memdbg_options() { # tool
+	case $1 in
+	memdbg-compact) echo "backend=nonlinear:compact=1" ;;
+	*) echo "backend=${1#memdbg-}" ;;
+	esac
+}
+
 # The environment/wrapper in front of the workload's command for a tool.
 prefix_of() { # tool
 	case $1 in
 	plain) echo env ;;
-	memdbg-*) echo env LD_PRELOAD="$lib" MEMDBG_OPTIONS="backend=${1#memdbg-}:detect_leaks=0" ;;
+	memdbg-*) echo env LD_PRELOAD="$lib" MEMDBG_OPTIONS="$(memdbg_options "$1"):detect_leaks=0" ;;
 	valgrind) echo valgrind -q --tool=memcheck --leak-check=no --trace-children=yes --log-file="$work/valgrind.%p.log" ;;
 	efence) echo env EF_ALLOW_MALLOC_0=1 LD_PRELOAD="$efence" ;;
 	duma) echo env DUMA_DISABLE_BANNER=1 LD_PRELOAD="$duma" ;;
@@ -188,8 +200,7 @@ tools_here() {
 	for t in ${tools:-$all_tools}; do
 		case $t in
 		memdbg-*)
-			b=${t#memdbg-}
-			LD_PRELOAD=$lib MEMDBG_OPTIONS="backend=$b:detect_leaks=0" /bin/true 2>/dev/null || continue ;;
+			LD_PRELOAD=$lib MEMDBG_OPTIONS="$(memdbg_options "$t"):detect_leaks=0" /bin/true 2>/dev/null || continue ;;
 		valgrind) command -v valgrind >/dev/null || continue ;;
 		efence) [ -n "$efence" ] || continue ;;
 		duma) [ -n "$duma" ] || continue ;;
@@ -222,7 +233,7 @@ outcome() { # status peak_maps errfile
 kv() { printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
 
 # Runs every (workload, tool) of this machine; one line per run on stdout:
-# machine=.. workload=.. size=.. tool=.. status=.. cpu_s=.. wall_s=.. maxrss_kb=.. peak_maps=..
+# machine=.. workload=.. size=.. tool=.. status=.. cpu_s=.. wall_s=.. maxrss_kb=.. peak_maps=.. peak_pss_kb=..
 measure() { # machine scale timeout
 	local machine=$1 sc=$2 tmo=$3 w t n i=0 total list cmd r st why
 	efence=$(ls /usr/lib/libefence.so* /usr/lib/*/libefence.so* 2>/dev/null | head -n 1)
@@ -247,10 +258,10 @@ measure() { # machine scale timeout
 			eval "\"$runner\" --out \"$work/result\" --timeout $tmo -- $(prefix_of "$t") $cmd" \
 				>/dev/null 2>"$work/err" </dev/null
 			r=$(cat "$work/result" 2>/dev/null)
-			[ -n "$r" ] || r="status=exit_127 cpu_s=- wall_s=- maxrss_kb=- peak_maps=-"
+			[ -n "$r" ] || r="status=exit_127 cpu_s=- wall_s=- maxrss_kb=- peak_maps=- peak_pss_kb=-"
 			st=$(kv "$r" status)
 			why=$(outcome "$st" "$(kv "$r" peak_maps)" "$work/err")
-			echo "$why, cpu $(kv "$r" cpu_s) s, wall $(kv "$r" wall_s) s, RSS $(kv "$r" maxrss_kb) kB, maps $(kv "$r" peak_maps)" >&2
+			echo "$why, cpu $(kv "$r" cpu_s) s, wall $(kv "$r" wall_s) s, RSS $(kv "$r" maxrss_kb) kB, Pss $(kv "$r" peak_pss_kb) kB, maps $(kv "$r" peak_maps)" >&2
 			if [ "$why" != ok ]; then
 				tail -n 3 "$work/err" | cut -c1-200 | sed 's/^/    /' >&2
 			fi
@@ -273,16 +284,17 @@ table() { # datfile -> text table with ratios to the plain run
 	/^#/ { print; next }
 	/^machine=/ {
 		w = v("workload"); t = v("tool")
-		if (t == "plain") { pc[w] = v("cpu_s"); pw[w] = v("wall_s"); pr[w] = v("maxrss_kb") }
+		if (t == "plain") { pc[w] = v("cpu_s"); pw[w] = v("wall_s"); pr[w] = v("maxrss_kb"); pp[w] = v("peak_pss_kb") }
 		ok = v("outcome") == "ok"
-		cpu = v("cpu_s"); wall = v("wall_s"); rss = v("maxrss_kb")
+		cpu = v("cpu_s"); wall = v("wall_s"); rss = v("maxrss_kb"); pss = v("peak_pss_kb")
 		o = v("outcome"); gsub(/_/, " ", o)
 		# a run killed at the timeout had used that much: a lower bound
 		lb = v("outcome") == "timeout" ? ">" : ""
 		if (w != lastw) { printf "%-14s %-7s\n", w, "(" v("size") ")"; lastw = w }
-		printf "  %-17s %-30s %8s %8s %9s %9s %10s %8s %8s\n", t, o, cpu, wall,
+		printf "  %-17s %-30s %8s %8s %9s %9s %10s %8s %8s %8s %8s\n", t, o, cpu, wall,
 			ok || lb ? lb ratio(cpu, pc[w]) : "-", ok || lb ? lb ratio(wall, pw[w]) : "-",
-			rss == "-" ? "-" : sprintf("%.0f", rss / 1024), ok ? ratio(rss, pr[w]) : "-", v("peak_maps")
+			rss == "-" ? "-" : sprintf("%.0f", rss / 1024), ok ? ratio(rss, pr[w]) : "-",
+			pss == "-" || pss < 0 ? "-" : sprintf("%.0f", pss / 1024), ok ? ratio(pss, pp[w]) : "-", v("peak_maps")
 	}' "$1"
 }
 
@@ -298,6 +310,7 @@ markdown() { # datfile
 		if (!(w in seenw)) { seenw[w] = 1; ws[++nw] = w; size[w] = v("size") }
 		if (!(t in seent)) { seent[t] = 1; ts[++nt] = t }
 		o[w, t] = v("outcome"); c[w, t] = v("cpu_s"); wl[w, t] = v("wall_s"); m[w, t] = v("maxrss_kb"); mp[w, t] = v("peak_maps")
+		ps[w, t] = v("peak_pss_kb"); if (ps[w, t] + 0 <= 0) ps[w, t] = "-"; if (ps[w, t] != "-") anypss = 1
 	}
 	END {
 		printf "| workload (size) | plain: CPU / wall s |"; for (j = 1; j <= nt; j++) if (ts[j] != "plain") printf " %s |", ts[j]; print ""
@@ -315,22 +328,30 @@ markdown() { # datfile
 			print ""
 		}
 		print ""
-		printf "| workload | plain: RSS MB / maps |"; for (j = 1; j <= nt; j++) if (ts[j] != "plain") printf " %s |", ts[j]; print ""
+		# with Pss samples (bench-run since the compact tool): RSS / Pss / maps
+		printf "| workload | plain: RSS MB%s / maps |", anypss ? " / Pss MB" : ""; for (j = 1; j <= nt; j++) if (ts[j] != "plain") printf " %s |", ts[j]; print ""
 		printf "| --- | --- |"; for (j = 2; j <= nt; j++) printf " --- |"; print ""
 		for (i = 1; i <= nw; i++) {
 			w = ws[i]
-			printf "| %s | %.0f / %s |", w, m[w, "plain"] / 1024, mp[w, "plain"]
+			printf "| %s | %.0f", w, m[w, "plain"] / 1024
+			if (anypss) printf " / %s", ps[w, "plain"] == "-" ? "-" : sprintf("%.0f", ps[w, "plain"] / 1024)
+			printf " / %s |", mp[w, "plain"]
 			for (j = 1; j <= nt; j++) {
 				t = ts[j]; if (t == "plain") continue
 				if (m[w, t] == "-" || m[w, t] == "") { printf " - |"; continue }
-				printf " %.0f MB%s / %s |", m[w, t] / 1024, o[w, t] == "ok" ? " (" r(m[w, t], m[w, "plain"]) "x)" : "", mp[w, t]
+				printf " %.0f MB%s", m[w, t] / 1024, o[w, t] == "ok" ? " (" r(m[w, t], m[w, "plain"]) "x)" : ""
+				if (anypss) {
+					if (ps[w, t] == "-") printf " / -"
+					else printf " / %.0f MB%s", ps[w, t] / 1024, o[w, t] == "ok" ? " (" r(ps[w, t], ps[w, "plain"]) "x)" : ""
+				}
+				printf " / %s |", mp[w, t]
 			}
 			print ""
 		}
 	}' "$1"
 }
 
-header_line() { printf '  %-17s %-30s %8s %8s %9s %9s %10s %8s %8s\n' tool "how it ended" "CPU s" "wall s" "CPU x" "wall x" "RSS MB" "RSS x" "maps"; }
+header_line() { printf '  %-17s %-30s %8s %8s %9s %9s %10s %8s %8s %8s %8s\n' tool "how it ended" "CPU s" "wall s" "CPU x" "wall x" "RSS MB" "RSS x" "Pss MB" "Pss x" "maps"; }
 
 show() { # machine
 	local dat=$out/real-$1.dat
@@ -338,7 +359,7 @@ show() { # machine
 	{
 		grep '^#' "$dat"
 		echo "# workload (size); CPU = user+sys of the process tree; x = ratio to the plain run (ok runs; >: killed at the timeout);"
-		echo "# RSS = peak RSS of the largest process of the tree; maps = peak lines of /proc/PID/maps of the largest"
+		echo "# RSS = peak RSS of the largest process of the tree; Pss = its largest sampled Pss; maps = peak lines of /proc/PID/maps of the largest"
 		header_line
 		table <(grep -v '^#' "$dat")
 		grep ' note=' "$dat" | sed 's/.* workload=\([^ ]*\) .* tool=\([^ ]*\) .* note=\([^ ]*\).*/\1 \2: \3/' |
@@ -366,6 +387,7 @@ plot() {
 				if (!(w in seenw)) { seenw[w] = 1; ws[++nw] = w }
 				key = what == "cpu" ? "cpu_s" : "maxrss_kb"
 				val[w, t] = v("outcome") == "ok" ? v(key) : "?"
+				pss[w, t] = v("outcome") == "ok" && v("peak_pss_kb") + 0 > 0 ? v("peak_pss_kb") : "?"
 			}
 			END {
 				nt = split(tools, ts, " ")
@@ -375,6 +397,10 @@ plot() {
 					for (j = 1; j <= nt; j++) {
 						if (ts[j] == "plain") continue
 						x = val[w, ts[j]]
+						# memory: Pss against Pss where both were sampled (compact mode shows only there)
+						if (what == "rss" && pss[w, ts[j]] != "?" && pss[w, ts[j]] != "" && pss[w, "plain"] != "?" && pss[w, "plain"] != "") {
+							x = pss[w, ts[j]]; p = pss[w, "plain"]
+						} else p = val[w, "plain"]
 						printf " %s", (x != "?" && x != "" && p != "?" && p + 0 > 0) ? sprintf("%.2f", x / p) : "?"
 					}
 					print ""
@@ -388,7 +414,7 @@ plot() {
 	for what in cpu rss; do
 		local title ylabel cmd="$term; set output '$out/real-$what.png';"
 		if [ "$what" = cpu ]; then title="Real programs: CPU time (user+sys) relative to the plain run"; ylabel="CPU slowdown (x)"
-		else title="Real programs: peak RSS relative to the plain run"; ylabel="peak RSS ratio (x)"; fi
+		else title="Real programs: peak memory relative to the plain run (Pss where sampled, else RSS)"; ylabel="peak memory ratio (x)"; fi
 		cmd+=" set multiplot layout $panels,1 title \"$title (failed runs: no bar)\";"
 		cmd+=" set ylabel '$ylabel'; set yrange [0.5:*];"
 		for m in host guest; do
