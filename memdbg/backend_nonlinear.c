@@ -241,15 +241,33 @@ static int nonlinear_move_pages(struct md_slot *from, uint32_t from_page, struct
 }
 
 /* fork: the heap is MAP_SHARED, so the child needs its own copy of the
- * file.  Only the file pages of live blocks are copied (free runs and
- * quarantined blocks hold nothing the child can read): one copy_file_range
- * per run of consecutive live file pages, found with a bitmap of live file
- * pages in file order, from the heap's memfd when fstat shows it is still
- * ours; else (the program closed it or took its number) read through the
- * arena mapping, one pwritev per run (up to IOV_MAX pages). */
+ * file.  Only the file pages of live blocks (and of ready slots, which
+ * show their pages already) are copied: free runs and quarantined blocks
+ * hold nothing the child can read.  One copy_file_range per run of
+ * consecutive such file pages, found with a bitmap in file order, from
+ * the heap's memfd when fstat shows it is still ours; else (the program
+ * closed it or took its number) read through the arena mapping, one
+ * pwritev per run (up to IOV_MAX pages).
+ *
+ * A fork from a signal handler that interrupted this thread's malloc or
+ * free (mid_call) finds the heap half-way through a change: a run being
+ * taken or given back with its padding history, a slot committed but not
+ * yet live.  Then the whole file in use is copied, so that every page
+ * reads in the child as in the parent and the pool's padding histories
+ * stay true whatever the resumed call does with them. */
 static uint64_t *live_bits;   /* file page -> live (only set during a copy) */
 static uint32_t *file_at;     /* file page -> arena page showing it (where live) */
 static struct iovec iov[1024];
+static bool copied_whole;     /* the copy holds every file page in use */
+
+/* A slot whose data pages show file pages: live, or ready (committed,
+ * not yet handed out; a compact window is mapped when it is made). */
+static bool slot_shows_file(const struct md_slot *s)
+{
+    if (!s->data_pages) return false;
+    if (s->state == SLOT_LIVE) return true;
+    return s->state == SLOT_READY && (s->win_hi || (s->flags & (SLOT_F_HAS_FILE | SLOT_F_MIXED)));
+}
 
 static void mark_live(uint32_t fp, uint32_t page)
 {
@@ -318,9 +336,10 @@ static int write_run(int fd, uint32_t fp, uint32_t n, bool from_fd)
     return 0;
 }
 
-static int nonlinear_fork_prepare(void)
+static int nonlinear_fork_prepare(bool mid_call)
 {
-    md_compact_flush();
+    /* mid_call: what is pending may be half sent; the resumed call sends it */
+    if (!mid_call) md_compact_flush();
     uint32_t extent = md_fp_extent();
     if (!live_bits) {
         live_bits = md_reserve(((size_t)md_heap.total_pages / 64 + 1) * 8, "fork bitmap");
@@ -329,15 +348,22 @@ static int nonlinear_fork_prepare(void)
     int fd = md_memfd("memdbg-heap");
     if (fd < 0) return -1;
     if (ftruncate(fd, (off_t)md_heap.size) != 0) { close(fd); return -1; }
+    bool from_fd = md_heap_fd_ok();
+    /* Pages that are not mapped can be read from the memfd only. */
+    copied_whole = mid_call && from_fd;
+    if (copied_whole) {
+        int rc = extent ? write_run(fd, 0, extent, true) : 0;
+        if (rc != 0) { close(fd); return -1; }
+        return fd;
+    }
     for (uint32_t id = 1; id <= md_heap.nslots; id++) {
         struct md_slot *s = &md_heap.slots[id];
-        if (s->state != SLOT_LIVE || !s->data_pages) continue;
+        if (!slot_shows_file(s)) continue;
         uint32_t d = md_slot_data_page(s);
         for (uint32_t i = 0; i < s->data_pages; i++) mark_live(file_of(s, d + i), d + i);
     }
     int rc = 0;
     uint32_t pos = 0, lo;
-    bool from_fd = md_heap_fd_ok();
     while (rc == 0 && (lo = next_bit(pos, extent, true)) < extent) {
         uint32_t hi = next_bit(lo, extent, false);
         rc = write_run(fd, lo, hi - lo, from_fd);
@@ -348,26 +374,37 @@ static int nonlinear_fork_prepare(void)
     return fd;
 }
 
-static int nonlinear_after_fork(int fd)
+/* The child: its copy mapped over the arena, all guards, then the pages
+ * of live and ready slots as the parent shows them.  Entries a compact
+ * free or refill has not sent yet stay pending (mid_call) and are sent by
+ * the resumed call: sending them here too would queue their slots twice. */
+static int nonlinear_after_fork(int fd, bool mid_call)
 {
+    (void)mid_call;
     if (md_heap_fd_ok()) close(md_heap.fd);   /* else the number is the program's now */
     md_heap.fd = fd;
     md_fd_identity(fd, &md_heap.fd_dev, &md_heap.fd_ino);
-    md_fp_fork_child();
+    /* Free runs read as zero in a copy of the live pages only: their
+     * padding histories are void.  (A mid_call fork whose heap fd was no
+     * longer ours can still lose the history of the run the interrupted
+     * call was taking: its next block's padding may then be reported.) */
+    if (!copied_whole) md_fp_fork_child();
     void *p = mmap((void *)md_heap.base, md_heap.size, PROT_READ | PROT_WRITE,
                    MAP_SHARED | MAP_FIXED | MAP_NORESERVE, md_heap.fd, 0);
     if (p == MAP_FAILED) return -1;
-    if (md_heap.guarded_frontier && nonlinear_guard_range(0, md_heap.guarded_frontier) != 0) return -1;
+    if (md_heap.guarded_frontier &&
+        rfp(md_page_addr(0), (size_t)md_heap.guarded_frontier << MD_PAGE_SHIFT, PROT_NONE, 0) != 0)
+        return -1;
     for (uint32_t id = 1; id <= md_heap.nslots; id++) {
         struct md_slot *s = &md_heap.slots[id];
-        if (s->state != SLOT_LIVE || !s->data_pages) continue;
+        if (!slot_shows_file(s)) continue;
         uint32_t d = md_slot_data_page(s);
         if (s->flags & SLOT_F_MIXED) {
             if (map_listed(d, s->data_pages) != 0) return -1;
         } else if (rfp(md_page_addr(d), (size_t)s->data_pages << MD_PAGE_SHIFT, PROT_READ | PROT_WRITE,
                        s->file_page) != 0) return -1;
     }
-    return md_compact_after_fork();
+    return 0;
 }
 
 const struct md_backend md_backend_nonlinear MEMDBG_HIDDEN = {

@@ -271,26 +271,3 @@ int md_compact_release(struct md_slot *s)
     }
     return done ? 0 : -1;
 }
-
-/* fork child: the heap was mapped again and guarded; the cached slots'
- * pages must show their chunks again (the file copy holds zeros or old
- * bytes there: their windows are filled at malloc anyway). */
-int md_compact_after_fork(void)
-{
-    if (!active) return 0;
-    int rc = 0;
-    for (uint32_t cls = 0; cls < NCLS; cls++) {
-        uint32_t n = 0;
-        for (uint32_t i = 0; i < ncache[cls]; i++) {
-            struct md_slot *s = &md_heap.slots[cache[cls][i]];
-            struct md_rfp_entry *e = &pend[n++];
-            e->addr = md_page_addr(md_slot_data_page(s));
-            e->size = MD_PAGE;
-            e->pgoff = s->file_page;
-            e->prot = PROT_READ | PROT_WRITE;
-            e->flags = 0;
-        }
-        if (send(pend, n) != n) rc = -1;
-    }
-    return rc;
-}

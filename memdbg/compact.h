@@ -13,7 +13,6 @@ int md_compact_release(struct md_slot *s);        /* a slot with a window */
 /* Deferred guards and maps go to the kernel before any other change of
  * the mapping, so that the calls stay in order. */
 void md_compact_flush(void);
-int md_compact_after_fork(void);                  /* child: map the cached slots again */
 
 /* In backend_nonlinear.c: one remap_file_pages(MAP_CHGPROT | MAP_NONBLOCK). */
 int md_nonlinear_rfp(uintptr_t addr, size_t len, int prot, size_t pgoff);

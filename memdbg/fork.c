@@ -34,7 +34,7 @@ static void prepare(void)
     md_in_runtime++;
     if (!held_by_interrupted_call) md_heap_lock();
     if (!md_heap.initialized || !md_heap.backend->fork_prepare) return;
-    copy_fd = md_heap.backend->fork_prepare();
+    copy_fd = md_heap.backend->fork_prepare(held_by_interrupted_call);
     md_fd_identity(copy_fd, &copy_dev, &copy_ino);
 }
 
@@ -49,12 +49,14 @@ static void parent(void)
 
 static void child(void)
 {
-    md_self_tid_read();   /* the child is a thread of its own */
-    if (!held_by_interrupted_call) md_heap.lock = 0;   /* taken by prepare() in the parent */
+    /* Taken by prepare() in the parent, or still held by the interrupted
+     * call, which the child resumes (this thread keeps its token; the
+     * other threads that may have been waiting do not exist here). */
+    md_heap.lock = held_by_interrupted_call ? md_token() : 0;
     md_report_fd_reset();
     if (md_heap.initialized) {
         if (md_heap.backend->fork_prepare &&
-            (copy_fd < 0 || md_heap.backend->after_fork(copy_fd) != 0))
+            (copy_fd < 0 || md_heap.backend->after_fork(copy_fd, held_by_interrupted_call) != 0))
             md_die_msg("memdbg: fork: cannot give the child its own copy of the heap (",
                        md_heap.backend->name, " backend); exiting the child");
         copy_fd = -1;

@@ -1,6 +1,6 @@
 /* The heap lock's slow paths (the fast paths are inline in memdbg.h).
  *
- * The lock word holds the owner's kernel thread id, or 0, plus
+ * The lock word holds the owner's token (memdbg.h), or 0, plus
  * MD_LOCK_WAITERS when a thread may sleep on it.  A pthread mutex records
  * its owner only after the atomic that takes it, so a signal landing in
  * between could not tell that its own thread holds the lock; here the one
@@ -10,22 +10,26 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-MEMDBG_TLS uint32_t md_self_tid MEMDBG_HIDDEN;
+MEMDBG_TLS uint32_t md_lock_token MEMDBG_HIDDEN;
+static uint32_t tokens_given;
 
-uint32_t md_self_tid_read(void)
+/* Never 0 and never with the waiters bit: 2^31 threads before a wrap. */
+uint32_t md_lock_token_new(void)
 {
-    md_self_tid = (uint32_t)syscall(SYS_gettid);
-    return md_self_tid;
+    uint32_t t = (__atomic_add_fetch(&tokens_given, 1, __ATOMIC_RELAXED) & ~MD_LOCK_WAITERS);
+    if (!t) t = 1;
+    md_lock_token = t;
+    return t;
 }
 
-void md_heap_lock_wait(uint32_t tid)
+void md_heap_lock_wait(uint32_t token)
 {
     for (;;) {
         uint32_t seen = __atomic_load_n(&md_heap.lock, __ATOMIC_RELAXED);
         if (seen == 0) {
             /* Others may still sleep on the word: keep the bit, so the
              * next unlock wakes one of them. */
-            if (__atomic_compare_exchange_n(&md_heap.lock, &seen, tid | MD_LOCK_WAITERS, false,
+            if (__atomic_compare_exchange_n(&md_heap.lock, &seen, token | MD_LOCK_WAITERS, false,
                                             __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
                 return;
             continue;

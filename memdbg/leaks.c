@@ -342,6 +342,9 @@ static void leak_prepare(void)
  * signal handler that interrupted malloc on this very thread. */
 static bool lock_for_check(void)
 {
+    /* exit() from a handler that interrupted this thread's malloc or free
+     * (a fork child's, say): the heap is half-way through a change */
+    if (md_heap_lock_mine()) return false;
     int tries = 0;
     while (!md_heap_trylock()) {
         if (++tries > 2000) return false;

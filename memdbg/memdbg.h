@@ -175,7 +175,7 @@ struct md_slot {
 
 struct md_backend;
 struct md_heap {
-    uint32_t lock;             /* owner's thread id | MD_LOCK_WAITERS; 0: free (md_heap_lock) */
+    uint32_t lock;             /* owner's token | MD_LOCK_WAITERS; 0: free (md_heap_lock) */
     int initialized;
     int fd;                    /* nonlinear: memfd of the heap (-1: private anonymous arena) */
     uint64_t fd_dev, fd_ino;   /* what fd must still be before it is used (md_fd_is) */
@@ -209,30 +209,32 @@ struct md_heap {
 };
 extern struct md_heap md_heap MEMDBG_HIDDEN;
 
-/* The heap lock (heap_lock.c): a futex word holding its owner's thread id,
+/* The heap lock (heap_lock.c): a futex word holding its owner's token,
  * taken and given back with one atomic instruction each, so a thread can
  * tell whether it holds it even from a signal handler that interrupted
  * its own lock or unlock: fork() from such a handler must not wait for a
- * lock the interrupted call holds (fork.c). */
+ * lock the interrupted call holds (fork.c).  The token is a number handed
+ * out once per thread (in its TLS), not the kernel thread id: a fork child
+ * keeps its parent thread's token, and no later thread can reuse it. */
 #define MD_LOCK_WAITERS 0x80000000u
-extern MEMDBG_TLS uint32_t md_self_tid MEMDBG_HIDDEN;   /* 0: not read yet */
-uint32_t md_self_tid_read(void) MEMDBG_HIDDEN;
-void md_heap_lock_wait(uint32_t tid) MEMDBG_HIDDEN;
+extern MEMDBG_TLS uint32_t md_lock_token MEMDBG_HIDDEN;   /* 0: none yet */
+uint32_t md_lock_token_new(void) MEMDBG_HIDDEN;
+void md_heap_lock_wait(uint32_t token) MEMDBG_HIDDEN;
 void md_heap_lock_wake(void) MEMDBG_HIDDEN;
-static inline uint32_t md_tid(void)
+static inline uint32_t md_token(void)
 {
-    uint32_t tid = md_self_tid;
-    return tid ? tid : md_self_tid_read();
+    uint32_t t = md_lock_token;
+    return t ? t : md_lock_token_new();
 }
 static inline bool md_heap_trylock(void)
 {
     uint32_t unlocked = 0;
-    return __atomic_compare_exchange_n(&md_heap.lock, &unlocked, md_tid(), false,
+    return __atomic_compare_exchange_n(&md_heap.lock, &unlocked, md_token(), false,
                                        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 static inline void md_heap_lock(void)
 {
-    if (!md_heap_trylock()) md_heap_lock_wait(md_tid());
+    if (!md_heap_trylock()) md_heap_lock_wait(md_token());
 }
 static inline void md_heap_unlock(void)
 {
@@ -241,7 +243,7 @@ static inline void md_heap_unlock(void)
 }
 static inline bool md_heap_lock_mine(void)
 {
-    return (__atomic_load_n(&md_heap.lock, __ATOMIC_RELAXED) & ~MD_LOCK_WAITERS) == md_tid();
+    return (__atomic_load_n(&md_heap.lock, __ATOMIC_RELAXED) & ~MD_LOCK_WAITERS) == md_token();
 }
 
 #define MD_NCLASSES 128
@@ -326,9 +328,11 @@ struct md_backend {
     /* fork of a MAP_SHARED heap (NULL: the arena is private, the kernel
      * copies it on write).  fork_prepare runs in the parent with the heap
      * lock held and returns a descriptor of the child's copy (-1: failed);
-     * after_fork maps it in the child. */
-    int (*fork_prepare)(void);
-    int (*after_fork)(int copy_fd);
+     * after_fork maps it in the child.  mid_call: the fork comes from a
+     * signal handler that interrupted this thread's malloc or free, which
+     * holds the lock and will finish its work in both processes (fork.c). */
+    int (*fork_prepare)(bool mid_call);
+    int (*after_fork)(int copy_fd, bool mid_call);
     /* realloc without copying (NULL: not supported): show the file pages of
      * from's data pages [from_page, from_page+n) at to's pages [to_page,
      * to_page+n), give to's other data pages memory, and make from's data

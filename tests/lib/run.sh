@@ -1316,10 +1316,12 @@ t_sig_ign() {   # SIG_IGN: a fault still kills, a sent SIGSEGV is dropped
     run "" "$T/t_signals" ign-raise-uaf
     rc_is 1 && out_has '^ignored$' && first_line_is heap-use-after-free && section_has '^READ of size 1' read_freed main
 }
-t_fork_in_signal_handler() {   # fork() from a handler that interrupted malloc/free on the same thread (and with a second thread)
-    local mode
-    for mode in self thread; do
-        run "" "$T/t_fork_in_handler" "$mode"
+t_fork_in_signal_handler() {   # fork() from a handler that interrupted malloc/free: same thread, a second thread, a second fork in the child, exit() in the child
+    local mode opts
+    for mode in self thread twice exit; do
+        opts=""
+        [ "$mode" = exit ] && opts="detect_leaks=0"   # what is timed is the wait for the lock, not a leak scan
+        run "$opts" "$T/t_fork_in_handler" "$mode"
         clean && out_has '^forks 100, children failed 0$' || { echo "#   mode $mode"; return 1; }
     done
 }
@@ -1354,7 +1356,7 @@ tap "a sent SIGSEGV carrying a heap address is not a heap fault" t_sig_sent_heap
 tap "sigaction/signal/sysv_signal/bsd_signal/sigset/sigignore: the program's dispositions" t_sig_query
 tap "SIG_IGN: a fault kills by SIGSEGV, raise(SIGSEGV) is dropped" t_sig_ign
 tap "fork while another thread reports: the child reports" t_fork_during_report
-tap "fork from a signal handler inside malloc/free: no hang, the child's heap works" t_fork_in_signal_handler
+tap "fork from a signal handler inside malloc/free: no hang, the child's heap works (also forking again, exiting)" t_fork_in_signal_handler
 tap "log_path=stderr|/dev/stderr|stdout write to the streams" t_log_path_streams
 # ================================================= end of signals and small stacks
 

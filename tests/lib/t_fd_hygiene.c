@@ -101,12 +101,14 @@ static int files(bool use_dup2)
     int first = make_file(path, sizeof path);
     int last = first;
     if (use_dup2) {
-        /* up to 1023, leaving two numbers free under a low RLIMIT_NOFILE:
-         * a nonlinear fork needs one for a moment (docs/libmemdbg.md) */
+        /* up to 1023, leaving three numbers free under a low RLIMIT_NOFILE:
+         * a nonlinear fork needs one for a moment, and libunwind, whose
+         * pipe this loop may dup2 over, makes a new one when it next
+         * checks memory, which takes two (docs/libmemdbg.md) */
         struct rlimit rl;
         last = 1023;
-        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 1026)
-            last = (int)rl.rlim_cur - 3;
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 1027)
+            last = (int)rl.rlim_cur - 4;
         for (int fd = 3; fd <= last; fd++)
             if (fd != first && dup2(first, fd) != fd) { perror("dup2"); return 2; }
     } else {

@@ -13,6 +13,14 @@
  *   t_fork_in_handler self     one thread
  *   t_fork_in_handler thread   plus a thread doing malloc/free pairs (the
  *                              timer signal goes to the main thread)
+ *   t_fork_in_handler twice    the child forks again in the same handler
+ *                              (the interrupted call holds the lock in the
+ *                              child too); child and grandchild check
+ *   t_fork_in_handler exit     the child calls exit() in the handler (the
+ *                              exit checks must not wait for the lock the
+ *                              interrupted call holds); children that took
+ *                              2 s or more count as failed (the checks
+ *                              gave up after 2 s of waiting)
  *
  * Prints "forks N, children failed M" and exits 0 when every child passed;
  * a hang ends at the watchdog (alarm, SIGALRM kills). */
@@ -24,6 +32,7 @@
 #include <string.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define LIVE 64
@@ -32,6 +41,20 @@
 static unsigned char *live[LIVE];
 static volatile sig_atomic_t in_child, forks, children_failed;
 static volatile int stop_worker;
+static enum { SELF, THREAD, TWICE, EXIT } mode;
+
+static int child_ok(pid_t pid)
+{
+    int status;
+    return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static void fill(unsigned char *p, size_t n, unsigned seed)
 {
@@ -51,14 +74,20 @@ static void on_prof(int sig)
 {
     (void)sig;
     if (in_child || forks >= FORKS) return;
+    double t0 = now();
     pid_t pid = fork();
     if (pid == 0) {
+        if (mode == EXIT) exit(0);   /* atexit checks, lock held by the interrupted call */
         in_child = 1;   /* back to the interrupted malloc/free, then check */
+        if (mode == TWICE) {
+            pid_t g = fork();
+            if (g == 0) return;   /* the grandchild checks too */
+            if (!child_ok(g)) _exit(5);
+        }
         return;
     }
     forks++;
-    int status;
-    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    if (!child_ok(pid) || (mode == EXIT && now() - t0 >= 2.0))
         children_failed++;
 }
 
@@ -95,11 +124,15 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-    int threaded = argc > 1 && strcmp(argv[1], "thread") == 0;
-    if (argc != 2 || (!threaded && strcmp(argv[1], "self") != 0)) {
-        fprintf(stderr, "usage: t_fork_in_handler self|thread\n");
+    static const char *const modes[] = { "self", "thread", "twice", "exit" };
+    int m = 0;
+    while (argc == 2 && m < 4 && strcmp(argv[1], modes[m]) != 0) m++;
+    if (argc != 2 || m == 4) {
+        fprintf(stderr, "usage: t_fork_in_handler self|thread|twice|exit\n");
         return 2;
     }
+    mode = m;
+    int threaded = mode == THREAD;
     setvbuf(stdout, 0, _IONBF, 0);
     alarm(300);   /* watchdog when run by hand: a deadlock ends by SIGALRM */
     for (int i = 0; i < LIVE; i++) {
