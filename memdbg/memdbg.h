@@ -40,8 +40,9 @@ struct md_options {
     int verbosity;
     int print_stats;
     int background_thread;       /* accepted, no effect: per-thread slot caches replaced the helper thread */
-    int free_batch;
-    int fast_unwind_on_malloc;   /* malloc/free stacks by frame pointers instead of libunwind */              /* guards of freed blocks installed N at a time (1: at once) */
+    int free_batch;              /* guards of freed blocks installed N at a time (1: at once) */
+    int fast_unwind_on_malloc;   /* malloc/free stacks by frame pointers instead of libunwind */
+    int stack_memo;              /* 0: unwind every malloc/free stack (no per-thread memo) */
     int nonlinear_emulation;     /* test aid: nonlinear backend through mmap */
     size_t arena_size;           /* virtual size of the heap mapping */
     int allow_malloc_0;          /* 0: malloc(0) returns NULL */

@@ -37,6 +37,7 @@ static void opt_defaults(void)
     md_opt.recycle_pages = 0;
     md_opt.free_batch = 1;
     md_opt.fast_unwind_on_malloc = 0;   /* Debian's binaries have no frame pointers */
+    md_opt.stack_memo = 1;
     md_opt.compact = 0;
     md_opt.compact_max = 1024;
     md_opt.compact_defer = 0;
@@ -222,6 +223,7 @@ static void set_option(const char *key, size_t klen, const char *v, size_t vlen)
     BOOL_OPT("recycle_pages", recycle_pages)
     INT_OPT("free_batch", free_batch, 1, 256, "expected 1..256")
     BOOL_OPT("fast_unwind_on_malloc", fast_unwind_on_malloc)
+    BOOL_OPT("stack_memo", stack_memo)
     BOOL_OPT("nonlinear_emulation", nonlinear_emulation)
     BOOL_OPT("compact", compact)
     if (eq(key, klen, "compact_max")) {   /* the largest block two of which share a page */

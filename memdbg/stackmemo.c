@@ -3,32 +3,56 @@
  * guest), yet most calls repeat: the same call site, at the same stack
  * depth, from the same callers.  Each thread keeps a small table from
  * (return address into the program, its RSP and RBP at the call, memdbg's
- * entry point) to the depot id of the stack unwound there last time, with
- * the stack words that unwinding loaded return addresses and frame
- * pointers from (stacktrace.c).  When they still hold the same values, the
- * stack is the same, and capturing it costs a few loads.
+ * entry point) to the depot id of the stack unwound there, with the stack
+ * words that unwinding loaded return addresses and frame pointers from
+ * (stacktrace.c).  When they still hold the same values, the stack is the
+ * same, and capturing it costs a few loads.
+ *
+ * One call site can have several stacks at the same depth: an allocation
+ * wrapper (bash's xmalloc, a C++ operator new) is entered from many
+ * callers, so its key repeats while the words above it differ.  The table
+ * is set-associative: the ways of a set hold different sites or different
+ * stacks (variants) of one site, each checked by its own words, replaced
+ * least recently used.  Recording a variant costs an unwind several times
+ * dearer than libunwind's cached one, so each set has a credit that
+ * recordings spend and hits earn back: a set whose variants never repeat
+ * (more live variants than ways, or stacks that differ every time) soon
+ * stops recording and costs what it did without the memo, and gets a
+ * little credit back now and then to try again.
  *
  * The program's frame is found through memdbg's own frame pointers (all of
  * libmemdbg is built with them), so no unwinding is needed for the key. */
 #include "memdbg.h"
 #include <pthread.h>
 
-#define MEMO_ENTRIES 32          /* per thread, direct-mapped */
+#define MEMO_SETS 32             /* per thread: 256 entries, about 160 KiB */
+#define MEMO_WAYS 8
 #define MEMO_AFTER_MISSES 64     /* short-lived threads never get a table */
+#define MEMO_RECORD_COST 3       /* credit a recording spends; a hit earns 1 */
+#define MEMO_CREDIT_START 12
+#define MEMO_CREDIT_MAX 64
+#define MEMO_REFILL_AFTER 256    /* misses without credit that earn one recording */
 
-enum { MEMO_EMPTY, MEMO_SEEN, MEMO_RECORDED, MEMO_UNSTABLE };
+enum { MEMO_EMPTY, MEMO_SEEN, MEMO_RECORDED };
 struct memo_entry {
     uintptr_t entry_ra, ra, sp, bp;
     uint32_t id;                 /* depot id (MEMO_RECORDED) */
-    uint32_t hits;               /* since recorded */
+    uint32_t used;               /* the set's clock at the last hit or record */
     uint16_t max, nslots;
     uint8_t state;
     bool needs_bp;
-    uintptr_t slot_addr[MD_MEMO_SLOTS], slot_val[MD_MEMO_SLOTS];
+    uint32_t slot_off[MD_MEMO_SLOTS];   /* stack word at sp + slot_off[i] ... */
+    uintptr_t slot_val[MD_MEMO_SLOTS];  /* ... held slot_val[i] */
+};
+struct memo_set {
+    uint32_t clock;
+    int16_t credit;
+    uint16_t starved;            /* misses since the credit ran out */
+    struct memo_entry way[MEMO_WAYS];
 };
 struct memo_table {
     struct memo_table *next_free;
-    struct memo_entry e[MEMO_ENTRIES];
+    struct memo_set set[MEMO_SETS];
 };
 
 static MEMDBG_TLS struct memo_table *tls_memo;
@@ -69,17 +93,53 @@ static struct memo_table *table_get(void)
     }
     if (!t) t = md_internal_alloc(sizeof *t, 64);
     if (!t) return 0;
-    for (int i = 0; i < MEMO_ENTRIES; i++) t->e[i].state = MEMO_EMPTY;
+    for (int i = 0; i < MEMO_SETS; i++) {
+        t->set[i].clock = 0;
+        t->set[i].credit = MEMO_CREDIT_START;
+        t->set[i].starved = 0;
+        for (int w = 0; w < MEMO_WAYS; w++) t->set[i].way[w].state = MEMO_EMPTY;
+    }
     pthread_once(&key_once, make_key);
     pthread_setspecific(exit_key, t);
     tls_memo = t;
     return t;
 }
 
-static struct memo_entry *slot_for(struct memo_table *t, const struct md_stack *st)
+static struct memo_set *set_for(struct memo_table *t, const struct md_stack *st)
 {
     uint64_t h = (st->ra ^ (st->sp >> 3)) * 0x9e3779b97f4a7c15ull;
-    return &t->e[h >> 59];   /* 32 entries */
+    return &t->set[h >> 59];   /* 32 sets */
+}
+
+static bool same_site(const struct memo_entry *e, const struct md_stack *st)
+{
+    return e->state != MEMO_EMPTY && e->ra == st->ra && e->sp == st->sp &&
+           e->entry_ra == st->entry_ra;
+}
+
+/* A recorded stack of this site that still holds: every word it was
+ * unwound from has the value it had. */
+static bool variant_holds(const struct memo_entry *e, const struct md_stack *st, int max)
+{
+    if (e->state != MEMO_RECORDED || e->max != max || (e->needs_bp && e->bp != st->bp))
+        return false;
+    for (int i = 0; i < e->nslots; i++)
+        if (*(const volatile uintptr_t *)(st->sp + e->slot_off[i]) != e->slot_val[i]) return false;
+    return true;
+}
+
+/* Where a new site or variant goes: an empty way, else the least recently
+ * used one.  A site's SEEN entry (keep) is taken by its first recording. */
+static struct memo_entry *victim(struct memo_set *s, const struct md_stack *st, bool keep_seen)
+{
+    struct memo_entry *lru = &s->way[0];
+    for (int w = 0; w < MEMO_WAYS; w++) {
+        struct memo_entry *e = &s->way[w];
+        if (e->state == MEMO_EMPTY) return e;
+        if (keep_seen && e->state == MEMO_SEEN && same_site(e, st)) return e;
+        if ((int32_t)(e->used - lru->used) < 0) lru = e;
+    }
+    return lru;
 }
 
 /* The program's frame, through memdbg's frame pointers: the first return
@@ -166,43 +226,43 @@ void md_stack_capture(struct md_stack *st, int max)
         return;
     }
     if (md_opt.fast_unwind_on_malloc && unwind_frame_pointers(st, max)) return;
-    /* A call site's entry goes MEMO_SEEN (first miss: libunwind's cached
-     * unw_backtrace) -> MEMO_RECORDED (second: the recording unwind, several
-     * times dearer) -> hits while its words stay the same.  A recorded
-     * entry that never hit before its words changed is MEMO_UNSTABLE (say,
-     * one allocation wrapper called from many places at one depth) and is
-     * not recorded again, so such sites cost about what they did without
-     * the memo. */
-    struct memo_table *t = table_get();
-    struct memo_entry *e = t ? slot_for(t, st) : 0;
-    bool same_site = e && e->ra == st->ra && e->sp == st->sp && e->entry_ra == st->entry_ra;
-    if (same_site && e->state == MEMO_RECORDED && e->max == max && (!e->needs_bp || e->bp == st->bp)) {
-        int i = 0;
-        while (i < e->nslots && *(const volatile uintptr_t *)e->slot_addr[i] == e->slot_val[i]) i++;
-        if (i == e->nslots) {
-            md_heap.memo_hits++;
-            e->hits++;
-            st->id = e->id;
-            st->n = md_depot_get(e->id, &st->frames);
-            return;
+    /* A site's first miss leaves a MEMO_SEEN entry (libunwind's cached
+     * unw_backtrace); a later miss there records the stack (the recording
+     * unwind, several times dearer), if the set has credit. */
+    struct memo_table *t = md_opt.stack_memo ? table_get() : 0;
+    if (t) {
+        struct memo_set *s = set_for(t, st);
+        bool known = false;
+        for (int w = 0; w < MEMO_WAYS; w++) {
+            struct memo_entry *e = &s->way[w];
+            if (!same_site(e, st)) continue;
+            known = true;
+            if (variant_holds(e, st, max)) {
+                md_heap.memo_hits++;
+                e->used = ++s->clock;
+                if (s->credit < MEMO_CREDIT_MAX) s->credit++;
+                st->id = e->id;
+                st->n = md_depot_get(e->id, &st->frames);
+                return;
+            }
         }
-    }
-    md_heap.memo_misses++;
-    bool record = t && (same_site && (e->state == MEMO_SEEN || (e->state == MEMO_RECORDED && e->hits > 0)));
-    if (e && !record) {
-        if (!same_site) {
+        md_heap.memo_misses++;
+        if (!known) {
+            struct memo_entry *e = victim(s, st, false);
+            e->state = MEMO_SEEN;
             e->ra = st->ra;
             e->sp = st->sp;
             e->entry_ra = st->entry_ra;
-            e->state = MEMO_SEEN;
-        } else {
-            e->state = MEMO_UNSTABLE;
+            e->used = ++s->clock;
+        } else if (s->credit >= MEMO_RECORD_COST) {
+            s->credit -= MEMO_RECORD_COST;
+            st->max = max;
+            st->n = md_unwind_recording(st, max);
+            if (st->n > 0) return;
+        } else if (++s->starved >= MEMO_REFILL_AFTER) {
+            s->starved = 0;
+            s->credit += MEMO_RECORD_COST;
         }
-    }
-    if (record) {
-        st->max = max;
-        st->n = md_unwind_recording(st, max);
-        if (st->n > 0) return;
     }
     st->memoizable = false;
     st->n = md_capture_stack(st->buf, max);
@@ -215,8 +275,15 @@ uint32_t md_stack_id(struct md_stack *st)
     if (!st->id || !st->memoizable) return st->id;
     struct memo_table *t = tls_memo;
     if (!t) return st->id;
-    struct memo_entry *e = slot_for(t, st);
     int nslots = st->nslots;
+    for (int i = 0; i < nslots; i++)   /* words of the program's frames, above its RSP */
+        if (st->slot_addr[i] < st->sp || st->slot_addr[i] - st->sp > UINT32_MAX) return st->id;
+    struct memo_set *s = set_for(t, st);
+    struct memo_entry *e = victim(s, st, true);
+    /* A signal handler on this thread may look the set up meanwhile: it
+     * must not see a half-written entry as recorded. */
+    e->state = MEMO_EMPTY;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     e->entry_ra = st->entry_ra;
     e->ra = st->ra;
     e->sp = st->sp;
@@ -225,11 +292,12 @@ uint32_t md_stack_id(struct md_stack *st)
     e->needs_bp = st->needs_bp;
     e->nslots = (uint16_t)nslots;
     for (int i = 0; i < nslots; i++) {
-        e->slot_addr[i] = st->slot_addr[i];
+        e->slot_off[i] = (uint32_t)(st->slot_addr[i] - st->sp);
         e->slot_val[i] = st->slot_val[i];
     }
     e->id = st->id;
-    e->hits = 0;
+    e->used = ++s->clock;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     e->state = MEMO_RECORDED;
     return st->id;
 }

@@ -262,10 +262,10 @@ show="$tmp/rfp.2"
 check "docs/man/remap_file_pages.2 is what docs/man/md2man.py makes of docs/remap_file_pages.2.md (else: make man)" \
 	cmp -s "$tmp/rfp.2" docs/man/remap_file_pages.2
 check "memdbg(1) documents every subcommand and the exit statuses" \
-	eval 'for c in run vm maps compare symbolize; do grep -q "^\.SS \"\{0,1\}$c" docs/man/memdbg.1 || exit 1; done; grep -q "^\.SH EXIT STATUS" docs/man/memdbg.1'
+	eval '( for c in run vm maps compare symbolize; do grep -q "^\.SS \"\{0,1\}$c" docs/man/memdbg.1 || exit 1; done; grep -q "^\.SH EXIT STATUS" docs/man/memdbg.1 )'
 check "libmemdbg(7) documents every option that options.c accepts" \
-	eval 'for o in $(sed -n "s/.*\(BOOL_OPT\|INT_OPT\)(\"\([a-z_0-9]*\)\".*/\2/p; s/.*eq(key, klen, \"\([a-z_0-9]*\)\").*/\1/p" memdbg/options.c); do
-	        grep -q "^\.B $o\$\|^\.BR $o " docs/man/libmemdbg.7 || { echo "# missing option $o"; exit 1; }; done'
+	eval '( for o in $(sed -n "s/.*\(BOOL_OPT\|INT_OPT\)(\"\([a-z_0-9]*\)\".*/\2/p; s/.*eq(key, klen, \"\([a-z_0-9]*\)\").*/\1/p" memdbg/options.c); do
+	        grep -q "^\.B $o\$\|^\.BR $o " docs/man/libmemdbg.7 || { echo "# missing option $o"; exit 1; }; done )'
 
 echo "1..$n"
 [ "$failed" = 0 ]

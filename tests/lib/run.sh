@@ -555,9 +555,10 @@ t_fd_fork() {   # closefrom(3), then fork: the child reads the parent's heap; wr
     clean && out_has '^ok$'
 }
 # unwind_counts MODE: run t_unwind_syscalls (2000 pairs) and set F and M to
-# the fstat and rt_sigprocmask calls it counted.
+# the fstat and rt_sigprocmask calls it counted.  stack_memo=0: every
+# capture unwinds (the memo would serve its two callers' stacks).
 unwind_counts() {
-    run "" "$T/t_unwind_syscalls" 2000 "$1"
+    run "stack_memo=0" "$T/t_unwind_syscalls" 2000 "$1"
     clean && out_has '^pairs=2000 fstat=[0-9]+ sigprocmask=[0-9]+$' || return 1
     F=$(sed -n 's/.*fstat=\([0-9]*\).*/\1/p' "$OUT")
     M=$(sed -n 's/.*sigprocmask=\([0-9]*\).*/\1/p' "$OUT")
@@ -580,6 +581,38 @@ t_fd_dup2_wrapped() {   # the same behind another preload's read/close/pipe2 wra
             "$T/t_fd_hygiene" dup2 >"$OUT" 2>"$ERR" </dev/null; exit $? ) 2>/dev/null
         RC=$?
         clean && out_has '^ok [0-9]+ fds$' || return 1
+    done
+}
+# section_lacks HEADER FUNC...: the stack after HEADER names none of FUNC.
+section_lacks() {
+    local header=$1; shift
+    local sec f
+    sec=$(awk -v h="$header" 'found && /^$/ {exit} found {print} $0 ~ h {found=1}' "$ERR")
+    for f in "$@"; do
+        ! echo "$sec" | grep -Eq "#[0-9]+ 0x[0-9a-f]+ in $f[ (]" || { fail "stack after /$header/ names $f"; return 1; }
+    done
+}
+# A wrapper called from three callers at one depth (bash's xmalloc): the
+# memo keeps one stack per caller, serves them, and never mixes them up.
+t_stack_memo_variants() {
+    run "print_stats=1" "$T/t_stack_memo" 3000
+    clean && out_has '^rounds 3000$' || return 1
+    local line hits total   # the program's line (timeout, preloaded too, prints its own)
+    line=$(sed -n 's/.*stacks from the memo \([0-9]*\) of \([0-9]*\).*/\2 \1/p' "$ERR" | sort -n | tail -1)
+    total=${line% *}
+    hits=${line#* }
+    [ -n "$hits" ] && [ -n "$total" ] || { fail "no memo counts in print_stats"; return 1; }
+    echo "#   18,000 captures at 6 stacks of 2 sites: $hits of $total from the memo"
+    [ "$total" -ge 17000 ] && [ $((hits * 10)) -ge $((total * 9)) ] ||
+        { fail "$hits of $total captures from the memo (expected 90%)"; return 1; }
+    local o
+    for o in "" "stack_memo=0"; do
+        run "$o" "$T/t_stack_memo" 3000 uaf
+        rc_is 1 && first_line_is heap-use-after-free &&
+            section_has '^freed by thread T0 here:' wrap_free release_gamma main &&
+            section_lacks '^freed by thread T0 here:' release_alpha release_beta &&
+            section_has '^previously allocated by thread T0 here:' wrap_alloc from_beta main &&
+            section_lacks '^previously allocated by thread T0 here:' from_alpha from_gamma || { echo "#   options: '$o'"; return 1; }
     done
 }
 t_prof_unwind() {   # a SIGPROF handler unwinding with libunwind: the program's mask stays empty
@@ -1088,6 +1121,7 @@ else
 fi
 tap "dup2 over every fd behind another preload's read/close/pipe2 wrappers: file unchanged (3 runs)" t_fd_dup2_wrapped
 tap "a profiler's SIGPROF handler unwinding during memdbg's unwinds: the program's mask stays empty" t_prof_unwind
+tap "stack memo: a wrapper's three callers at one depth, served and kept apart (also stack_memo=0)" t_stack_memo_variants
 tap "no size-class dead ends: 1 MiB after 20,000 small pairs in a 64 MiB arena" t_fragmentation
 if "$T/t_unshare" >/dev/null 2>&1; then
     tap "unshare(CLONE_NEWUSER) works under memdbg" t_unshare_newuser

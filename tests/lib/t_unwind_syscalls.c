@@ -1,6 +1,7 @@
 /* Stack capture makes no system call in the steady state (issue 12).
  * Allocations go through one wrapper called from two callers at the same
- * depth, alternately: the memo's words never match (stackmemo.c), so every
+ * depth, alternately, and the runner turns the memo off (stack_memo=0;
+ * the memo, stackmemo.c, would serve both callers' stacks), so every
  * malloc and free unwinds with libunwind.  After a warm-up (libunwind's
  * caches filled), a seccomp filter traps the calls memdbg and libunwind
  * used to make per unwind (fstat of libunwind's pipe, rt_sigprocmask
