@@ -253,6 +253,9 @@ static int extend_guarded(uint32_t upto)
     if (upto <= md_heap.guarded_frontier) return 0;
     uint32_t end = upto + step - (upto % step);
     if (end > md_heap.total_pages) end = md_heap.total_pages;
+    /* A fork from a signal handler landing between the call and the
+     * store below sees guarding_to: the child guards up to it. */
+    md_heap.guarding_to = end;
     if (md_heap.backend->guard_range(md_heap.guarded_frontier, end - md_heap.guarded_frontier) != 0)
         return -1;
     md_heap.guarded_frontier = end;

@@ -380,7 +380,6 @@ static int nonlinear_fork_prepare(bool mid_call)
  * the resumed call: sending them here too would queue their slots twice. */
 static int nonlinear_after_fork(int fd, bool mid_call)
 {
-    (void)mid_call;
     if (md_heap_fd_ok()) close(md_heap.fd);   /* else the number is the program's now */
     md_heap.fd = fd;
     md_fd_identity(fd, &md_heap.fd_dev, &md_heap.fd_ino);
@@ -392,8 +391,11 @@ static int nonlinear_after_fork(int fd, bool mid_call)
     void *p = mmap((void *)md_heap.base, md_heap.size, PROT_READ | PROT_WRITE,
                    MAP_SHARED | MAP_FIXED | MAP_NORESERVE, md_heap.fd, 0);
     if (p == MAP_FAILED) return -1;
-    if (md_heap.guarded_frontier &&
-        rfp(md_page_addr(0), (size_t)md_heap.guarded_frontier << MD_PAGE_SHIFT, PROT_NONE, 0) != 0)
+    /* Up to where a guard_range the interrupted call was making ends
+     * (mid_call): the resumed call will not make it again. */
+    uint32_t guarded = md_heap.guarded_frontier;
+    if (mid_call && md_heap.guarding_to > guarded) guarded = md_heap.guarding_to;
+    if (guarded && rfp(md_page_addr(0), (size_t)guarded << MD_PAGE_SHIFT, PROT_NONE, 0) != 0)
         return -1;
     for (uint32_t id = 1; id <= md_heap.nslots; id++) {
         struct md_slot *s = &md_heap.slots[id];

@@ -185,6 +185,7 @@ struct md_heap {
     uint32_t total_pages;
     uint32_t bump_page;        /* first never-used arena page */
     uint32_t guarded_frontier; /* arena pages below this are guarded up front */
+    uint32_t guarding_to;      /* where the guard_range call under way ends (fork from a handler) */
     uint32_t *page_slot;       /* arena page -> slot id (0 = none) */
     struct md_slot *slots;     /* slot id -> record; id 0 unused */
     uint32_t nslots, max_slots;

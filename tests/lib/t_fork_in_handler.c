@@ -12,7 +12,8 @@
  *
  *   t_fork_in_handler self     one thread
  *   t_fork_in_handler thread   plus a thread doing malloc/free pairs (the
- *                              timer signal goes to the main thread)
+ *                              timer signal goes to the main thread;
+ *                              forks start after its warm-up, see main)
  *   t_fork_in_handler twice    the child forks again in the same handler
  *                              (the interrupted call holds the lock in the
  *                              child too); child and grandchild check
@@ -40,7 +41,7 @@
 
 static unsigned char *live[LIVE];
 static volatile sig_atomic_t in_child, forks, children_failed;
-static volatile int stop_worker;
+static volatile int stop_worker, worker_warm;
 static enum { SELF, THREAD, TWICE, EXIT } mode;
 
 static int child_ok(pid_t pid)
@@ -109,15 +110,12 @@ static void child_checks(void)
 
 static void *worker(void *arg)
 {
-    (void)arg;
-    sigset_t prof;
-    sigemptyset(&prof);
-    sigaddset(&prof, SIGPROF);
-    pthread_sigmask(SIG_BLOCK, &prof, 0);
-    while (!stop_worker) {
+    (void)arg;   /* SIGPROF is blocked here from the start (main) */
+    for (long pairs = 0; !stop_worker; pairs++) {
         void *p = malloc(48);
         if (p) memset(p, 1, 48);
         free(p);
+        if (pairs == 2000) worker_warm = 1;
     }
     return 0;
 }
@@ -140,7 +138,20 @@ int main(int argc, char **argv)
         fill(live[i], size_of(i), (unsigned)i);
     }
     pthread_t th;
+    /* The worker is born with SIGPROF blocked: a signal that reached it
+     * before its own pthread_sigmask forked a copy of the worker, which
+     * never checks in_child, and the parent waited for it forever. */
+    sigset_t prof, old;
+    sigemptyset(&prof);
+    sigaddset(&prof, SIGPROF);
+    pthread_sigmask(SIG_BLOCK, &prof, &old);
     if (threaded && pthread_create(&th, 0, worker, 0) != 0) return 2;
+    pthread_sigmask(SIG_SETMASK, &old, 0);
+    /* Forks start once the worker's stacks come from memdbg's memo: a
+     * fork while it is inside libunwind or dl_iterate_phdr leaves their
+     * locks held in the child, whose first unwind then waits forever
+     * (glibc's and libunwind's limit, docs/libmemdbg.md, Fork). */
+    while (threaded && !worker_warm) usleep(1000);
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
