@@ -381,6 +381,7 @@ struct md_slot *md_cache_take(uint32_t data_pages) MEMDBG_HIDDEN;
 bool md_cache_defer_guard(uint32_t id) MEMDBG_HIDDEN;
 void md_cache_flush_guards(void) MEMDBG_HIDDEN;   /* this thread's deferred guards, now */
 void md_cache_fork_child(bool may_lock) MEMDBG_HIDDEN;
+void md_memo_fork_child(void) MEMDBG_HIDDEN;
 /* The end of a block's life after free (heap.c): guards over the data
  * pages of the freed slots ids[0..n) (whose state is SLOT_QUARANTINED),
  * memory back, then the quarantine.  Without the lock. */

@@ -57,6 +57,10 @@ struct memo_table {
 
 static MEMDBG_TLS struct memo_table *tls_memo;
 static MEMDBG_TLS uint32_t tls_misses;
+/* Set by the thread's key destructor: frees after it (glibc's own
+ * thread-exit frees) must not take another table, which no destructor
+ * would give back. */
+static MEMDBG_TLS bool tls_memo_done;
 /* Tables of exited threads, for new threads (spinlock: never waits long,
  * and a fork child that finds it taken just allocates). */
 static struct memo_table *free_tables;
@@ -73,6 +77,7 @@ static void table_exit(void *p)
 {
     struct memo_table *t = p;
     tls_memo = 0;
+    tls_memo_done = true;
     if (__atomic_exchange_n(&free_lock, 1, __ATOMIC_ACQUIRE)) return;   /* busy: keep it lost */
     t->next_free = free_tables;
     free_tables = t;
@@ -81,10 +86,15 @@ static void table_exit(void *p)
 
 static void make_key(void) { pthread_key_create(&exit_key, table_exit); }
 
+/* In a fork child no other thread can hold the lock of the free tables
+ * (a holder in this thread, under a handler's fork, only finishes its
+ * list update). */
+void md_memo_fork_child(void) { free_lock = 0; }
+
 static struct memo_table *table_get(void)
 {
     if (tls_memo) return tls_memo;
-    if (++tls_misses < MEMO_AFTER_MISSES) return 0;
+    if (tls_memo_done || ++tls_misses < MEMO_AFTER_MISSES) return 0;
     struct memo_table *t = 0;
     if (!__atomic_exchange_n(&free_lock, 1, __ATOMIC_ACQUIRE)) {
         t = free_tables;

@@ -135,8 +135,8 @@ static bool frame_may_use_rbp(unw_cursor_t *c)
  * the return address and RBP from.  With the program's RSP and RBP at the
  * call, those words determine the frames, because the CFA rules compilers
  * emit use RSP and RBP only; so a later call with the same key and the
- * same words has the same stack.  (Not recorded: an RSP reloaded from a
- * signal frame, when malloc is called from a signal handler.) */
+ * same words has the same stack.  A stack through a signal frame is not
+ * memoized (see below). */
 static int unwind_recording(struct md_stack *st, int max)
 {
     unw_context_t uc;
@@ -162,6 +162,11 @@ static int unwind_recording(struct md_stack *st, int max)
                 (sl.type == UNW_SLT_MEMORY && (uintptr_t)sl.u.addr < st->sp))
                 st->needs_bp = frame_may_use_rbp(&c);
         }
+        /* A signal frame reloads RSP from its ucontext, which the words
+         * recorded do not cover, and a handler on a sigaltstack above the
+         * thread's stack leaves every frame below it out of them (they
+         * lie below the key's RSP): such stacks are not memoized. */
+        if (n >= 1 && unw_is_signal_frame(&c) > 0) ok = false;
         if (unw_step(&c) <= 0) break;
         if (n >= 1) ok = ok && record_loc(st, &c, UNW_REG_IP) && record_loc(st, &c, UNW_X86_64_RBP);
     }

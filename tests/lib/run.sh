@@ -614,6 +614,20 @@ t_stack_memo_variants() {
             section_has '^previously allocated by thread T0 here:' wrap_alloc from_beta main &&
             section_lacks '^previously allocated by thread T0 here:' from_alpha from_gamma || { echo "#   options: '$o'"; return 1; }
     done
+    # malloc in a handler on a sigaltstack above the thread's stack: the
+    # caller below the signal frame is named right
+    run "" "$T/t_stack_memo" altstack
+    rc_is 1 && first_line_is heap-use-after-free &&
+        section_has '^previously allocated by thread T1 here:' on_usr1 raise_from_beta &&
+        section_lacks '^previously allocated by thread T1 here:' raise_from_alpha || return 1
+    # 300 short threads whose glibc frees come after the key destructors:
+    # no table per thread left behind (160 KiB each: 48 MiB)
+    run "" "$T/t_stack_memo" threads 300
+    clean && out_has '^RssAnon:' || return 1
+    local kb
+    kb=$(sed -n 's/^RssAnon: *\([0-9]*\) kB/\1/p' "$OUT")
+    echo "#   300 threads: RssAnon ${kb} kB"
+    [ -n "$kb" ] && [ "$kb" -lt 24576 ] || fail "RssAnon ${kb} kB after 300 threads: memo tables leak"
 }
 t_prof_unwind() {   # a SIGPROF handler unwinding with libunwind: the program's mask stays empty
     run "detect_leaks=0" "$T/t_prof_unwind" 3

@@ -7,10 +7,23 @@
  * the captures it served).  The last round frees the block from a caller
  * other than the usual one; with "uaf" it then reads it: the report's
  * "allocated by" stack must name from_beta only, "freed by" release_gamma
- * only. */
+ * only.
+ *   t_stack_memo altstack: malloc in a SIGUSR1 handler on a sigaltstack
+ *     that lies above the thread's stack, raised 200 times from
+ *     raise_from_alpha, then once from raise_from_beta, whose block is
+ *     read after free: the report must name raise_from_beta (the words
+ *     below the signal frame are not on the handler's stack, so such a
+ *     stack must not be served from the memo).
+ *   t_stack_memo threads N: N threads one after another, each 100 pairs
+ *     and a strerror() whose buffer glibc frees after the thread's key
+ *     destructors; prints RssAnon (a thread's memo table must not leak). */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define NOINLINE __attribute__((noinline))
 
@@ -24,8 +37,78 @@ NOINLINE void release_beta(char *p) { wrap_free(p); }
 NOINLINE void release_gamma(char *p) { wrap_free(p); }
 NOINLINE int read_freed(const char *p) { return *(const volatile char *)(p + 3); }
 
+static char *alt_stack;
+static void *volatile from_handler;
+static void on_usr1(int sig) { (void)sig; from_handler = malloc(24); }
+NOINLINE void raise_from_alpha(void) { raise(SIGUSR1); }
+NOINLINE void raise_from_beta(void) { raise(SIGUSR1); }
+
+static void *altstack_body(void *arg)
+{
+    (void)arg;
+    stack_t ss = { .ss_sp = alt_stack, .ss_size = 1 << 16 };
+    if (sigaltstack(&ss, 0) != 0) return (void *)1;
+    for (int i = 0; i < 200; i++) {
+        raise_from_alpha();
+        free(from_handler);
+    }
+    raise_from_beta();
+    char *p = from_handler;
+    free(p);
+    printf("reading the block from raise_from_beta\n");
+    fflush(stdout);
+    return (void *)(long)read_freed(p);
+}
+
+/* The sigaltstack is mapped first, the thread's stack after it: mmap
+ * places the second one lower. */
+static int altstack(void)
+{
+    alt_stack = mmap(0, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *stack = mmap(0, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (alt_stack == MAP_FAILED || stack == MAP_FAILED) return 2;
+    if (stack > alt_stack) printf("note: thread stack above the alternate stack\n");
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr1;
+    sa.sa_flags = SA_ONSTACK;
+    sigaction(SIGUSR1, &sa, 0);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstack(&attr, stack, 1 << 20);
+    pthread_t t;
+    if (pthread_create(&t, &attr, altstack_body, 0) != 0) return 2;
+    pthread_join(t, 0);
+    return 0;
+}
+
+static void *short_thread(void *arg)
+{
+    for (int i = 0; i < 100; i++) free(malloc(16 + i));
+    volatile char *msg = strerror(1000 + (int)(long)arg % 7);   /* freed at thread exit */
+    (void)msg;
+    return 0;
+}
+
+static int threads(int n)
+{
+    for (int i = 0; i < n; i++) {
+        pthread_t t;
+        if (pthread_create(&t, 0, short_thread, (void *)(long)i) != 0) return 2;
+        pthread_join(t, 0);
+    }
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "RssAnon:", 8)) fputs(line, stdout);
+    if (f) fclose(f);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "altstack")) return altstack();
+    if (argc > 2 && !strcmp(argv[1], "threads")) return threads(atoi(argv[2]));
     int rounds = argc > 1 ? atoi(argv[1]) : 3000;
     int uaf = argc > 2 && !strcmp(argv[2], "uaf");   /* else: exit 0, for the counts */
     char *a = 0, *b = 0, *c = 0;
