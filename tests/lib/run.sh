@@ -625,7 +625,7 @@ t_stack_memo_variants() {
     run "" "$T/t_stack_memo" threads 300
     clean && out_has '^RssAnon:' || return 1
     local kb
-    kb=$(sed -n 's/^RssAnon: *\([0-9]*\) kB/\1/p' "$OUT")
+    kb=$(sed -n 's/^RssAnon:[[:space:]]*\([0-9]*\) kB/\1/p' "$OUT")
     echo "#   300 threads: RssAnon ${kb} kB"
     [ -n "$kb" ] && [ "$kb" -lt 24576 ] || fail "RssAnon ${kb} kB after 300 threads: memo tables leak"
 }
