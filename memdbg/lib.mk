@@ -65,7 +65,8 @@ $(BUILD)/tests/lib/example_%: examples/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(MD_TEST_CFLAGS) $< -o $@ -lpthread
 
-lib-bench: lib $(BUILD)/tests/lib/bench $(BUILD)/tests/lib/bench_fork $(BUILD)/tests/lib/fork_pages
+lib-bench: lib $(BUILD)/tests/lib/bench $(BUILD)/tests/lib/bench_fork $(BUILD)/tests/lib/fork_pages \
+           $(BUILD)/tests/lib/page_cycle
 
 # the fork latency test compares the two
 lib-tests: $(BUILD)/tests/lib/bench_fork $(BUILD)/tests/lib/fork_pages
@@ -73,6 +74,10 @@ lib-tests: $(BUILD)/tests/lib/bench_fork $(BUILD)/tests/lib/fork_pages
 $(BUILD)/tests/lib/bench: tests/lib/bench/bench.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall $< -o $@
+
+$(BUILD)/tests/lib/page_cycle: tests/lib/bench/page_cycle.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@ -lpthread
 
 # ---- symbolization: the offline symbolizer and the tests that need a
 # shared library or an optimized build ----

@@ -24,8 +24,10 @@
  * libmemdbg is built with them), so no unwinding is needed for the key. */
 #include "memdbg.h"
 #include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
 
-#define MEMO_SETS 32             /* per thread: 256 entries, about 160 KiB */
+#define MEMO_SETS 32             /* per thread: 256 entries, up to about 160 KiB */
 #define MEMO_WAYS 8
 #define MEMO_AFTER_MISSES 64     /* short-lived threads never get a table */
 #define MEMO_RECORD_COST 3       /* credit a recording spends; a hit earns 1 */
@@ -33,26 +35,33 @@
 #define MEMO_CREDIT_MAX 64
 #define MEMO_REFILL_AFTER 256    /* misses without credit that earn one recording */
 
+/* All-zero is the state of a new table: every field below starts at 0,
+ * so a table's pages become resident only as its sets and words are used
+ * (a thread with a few call sites touches a few pages, not 160 KiB), and
+ * an exited thread's table is emptied by giving its pages back. */
 enum { MEMO_EMPTY, MEMO_SEEN, MEMO_RECORDED };
-struct memo_entry {
+struct memo_entry {              /* what a lookup reads: 48 bytes */
     uintptr_t entry_ra, ra, sp, bp;
     uint32_t id;                 /* depot id (MEMO_RECORDED) */
     uint32_t used;               /* the set's clock at the last hit or record */
     uint16_t max, nslots;
     uint8_t state;
     bool needs_bp;
-    uint32_t slot_off[MD_MEMO_SLOTS];   /* stack word at sp + slot_off[i] ... */
-    uintptr_t slot_val[MD_MEMO_SLOTS];  /* ... held slot_val[i] */
+};
+struct memo_words {              /* a recorded entry's stack words: 576 bytes */
+    uint32_t off[MD_MEMO_SLOTS];         /* stack word at sp + off[i] ... */
+    uintptr_t val[MD_MEMO_SLOTS];        /* ... held val[i] */
 };
 struct memo_set {
     uint32_t clock;
-    int16_t credit;
+    int16_t credit_spent;        /* credit is MEMO_CREDIT_START - credit_spent */
     uint16_t starved;            /* misses since the credit ran out */
     struct memo_entry way[MEMO_WAYS];
 };
 struct memo_table {
+    struct memo_set set[MEMO_SETS];                  /* 12.5 KiB, read by lookups */
+    struct memo_words words[MEMO_SETS][MEMO_WAYS];   /* read when a site matches */
     struct memo_table *next_free;
-    struct memo_set set[MEMO_SETS];
 };
 
 static MEMDBG_TLS struct memo_table *tls_memo;
@@ -73,11 +82,26 @@ static bool in_self(uintptr_t pc)
     return pc - md_heap.self_start < md_heap.self_end - md_heap.self_start;
 }
 
+/* Back to all zeros: the whole pages inside the table are given back
+ * (they read as zeros when next touched), the partial ones cleared. */
+static void table_clear(struct memo_table *t)
+{
+    uintptr_t lo = (uintptr_t)t, hi = (uintptr_t)&t->next_free;
+    uintptr_t plo = (lo + MD_PAGE - 1) & ~(uintptr_t)(MD_PAGE - 1), phi = hi & ~(uintptr_t)(MD_PAGE - 1);
+    if (phi <= plo || madvise((void *)plo, phi - plo, MADV_DONTNEED) != 0) {
+        memset(t, 0, hi - lo);
+        return;
+    }
+    memset(t, 0, plo - lo);
+    memset((void *)phi, 0, hi - phi);
+}
+
 static void table_exit(void *p)
 {
     struct memo_table *t = p;
     tls_memo = 0;
     tls_memo_done = true;
+    table_clear(t);
     if (__atomic_exchange_n(&free_lock, 1, __ATOMIC_ACQUIRE)) return;   /* busy: keep it lost */
     t->next_free = free_tables;
     free_tables = t;
@@ -101,14 +125,10 @@ static struct memo_table *table_get(void)
         if (t) free_tables = t->next_free;
         __atomic_store_n(&free_lock, 0, __ATOMIC_RELEASE);
     }
-    if (!t) t = md_internal_alloc(sizeof *t, 64);
+    /* A new table is zero (the internal pool is fresh anonymous memory,
+     * never reused); a returned one was cleared by table_clear(). */
+    if (!t) t = md_internal_alloc(sizeof *t, MD_PAGE);
     if (!t) return 0;
-    for (int i = 0; i < MEMO_SETS; i++) {
-        t->set[i].clock = 0;
-        t->set[i].credit = MEMO_CREDIT_START;
-        t->set[i].starved = 0;
-        for (int w = 0; w < MEMO_WAYS; w++) t->set[i].way[w].state = MEMO_EMPTY;
-    }
     pthread_once(&key_once, make_key);
     pthread_setspecific(exit_key, t);
     tls_memo = t;
@@ -129,14 +149,23 @@ static bool same_site(const struct memo_entry *e, const struct md_stack *st)
 
 /* A recorded stack of this site that still holds: every word it was
  * unwound from has the value it had. */
-static bool variant_holds(const struct memo_entry *e, const struct md_stack *st, int max)
+static bool variant_holds(const struct memo_entry *e, const struct memo_words *wd,
+                          const struct md_stack *st, int max)
 {
     if (e->state != MEMO_RECORDED || e->max != max || (e->needs_bp && e->bp != st->bp))
         return false;
     for (int i = 0; i < e->nslots; i++)
-        if (*(const volatile uintptr_t *)(st->sp + e->slot_off[i]) != e->slot_val[i]) return false;
+        if (*(const volatile uintptr_t *)(st->sp + wd->off[i]) != wd->val[i]) return false;
     return true;
 }
+
+static struct memo_words *words_of(struct memo_table *t, const struct memo_set *s,
+                                   const struct memo_entry *e)
+{
+    return &t->words[s - t->set][e - s->way];
+}
+
+static int credit(const struct memo_set *s) { return MEMO_CREDIT_START - s->credit_spent; }
 
 /* Where a new site or variant goes: an empty way, else the least recently
  * used one.  A site's SEEN entry (keep) is taken by its first recording. */
@@ -247,10 +276,10 @@ void md_stack_capture(struct md_stack *st, int max)
             struct memo_entry *e = &s->way[w];
             if (!same_site(e, st)) continue;
             known = true;
-            if (variant_holds(e, st, max)) {
+            if (variant_holds(e, words_of(t, s, e), st, max)) {
                 md_heap.memo_hits++;
                 e->used = ++s->clock;
-                if (s->credit < MEMO_CREDIT_MAX) s->credit++;
+                if (credit(s) < MEMO_CREDIT_MAX) s->credit_spent--;
                 st->id = e->id;
                 st->n = md_depot_get(e->id, &st->frames);
                 return;
@@ -264,14 +293,14 @@ void md_stack_capture(struct md_stack *st, int max)
             e->sp = st->sp;
             e->entry_ra = st->entry_ra;
             e->used = ++s->clock;
-        } else if (s->credit >= MEMO_RECORD_COST) {
-            s->credit -= MEMO_RECORD_COST;
+        } else if (credit(s) >= MEMO_RECORD_COST) {
+            s->credit_spent += MEMO_RECORD_COST;
             st->max = max;
             st->n = md_unwind_recording(st, max);
             if (st->n > 0) return;
         } else if (++s->starved >= MEMO_REFILL_AFTER) {
             s->starved = 0;
-            s->credit += MEMO_RECORD_COST;
+            s->credit_spent -= MEMO_RECORD_COST;
         }
     }
     st->memoizable = false;
@@ -301,9 +330,10 @@ uint32_t md_stack_id(struct md_stack *st)
     e->max = (uint16_t)st->max;
     e->needs_bp = st->needs_bp;
     e->nslots = (uint16_t)nslots;
+    struct memo_words *wd = words_of(t, s, e);
     for (int i = 0; i < nslots; i++) {
-        e->slot_off[i] = (uint32_t)(st->slot_addr[i] - st->sp);
-        e->slot_val[i] = st->slot_val[i];
+        wd->off[i] = (uint32_t)(st->slot_addr[i] - st->sp);
+        wd->val[i] = st->slot_val[i];
     }
     e->id = st->id;
     e->used = ++s->clock;

@@ -121,6 +121,14 @@ echo "# malloc/free pairs with N live blocks (sizes 16..512, random victim); ker
 echo "# ns/pair: wall clock; cpu/pair: CPU time of the thread(s) making the pairs, per pair"
 echo "# load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs${BENCH_HOST_LOAD:+ (host: $BENCH_HOST_LOAD)}; calibration ${CAL_NS} ns/pair: $MD_ITERS pairs per memdbg row, $SLOW_ITERS for efence/duma"
 echo "# pairs/s: all threads' pairs per second of wall clock (the /2threads rows run 2 threads of LIVE blocks each)"
+# The floor any page-guard allocator stands on here: one page faulted in
+# and zapped, with 1 thread, 2 threads and 2 processes.  Under a
+# hypervisor that shadows page tables this, not memdbg, sets the figures.
+PAGE_CYCLE=$(cd "$BUILD" && pwd)/tests/lib/page_cycle
+if [ -x "$PAGE_CYCLE" ]; then
+    pc=$(timeout 300 "$PAGE_CYCLE" $([ "$CAL_NS" -gt 150000 ] && echo 4000) 2>&1)
+    echo "# platform: $pc"
+fi
 printf '%-22s %9s %12s %12s %12s %10s %10s\n' allocator live ns/pair cpu/pair rss_kB vmas pairs/s
 names=()
 for b in "${backends[@]}"; do names+=("memdbg-$b"); done

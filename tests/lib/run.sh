@@ -627,7 +627,20 @@ t_stack_memo_variants() {
     local kb
     kb=$(sed -n 's/^RssAnon:[[:space:]]*\([0-9]*\) kB/\1/p' "$OUT")
     echo "#   300 threads: RssAnon ${kb} kB"
-    [ -n "$kb" ] && [ "$kb" -lt 24576 ] || fail "RssAnon ${kb} kB after 300 threads: memo tables leak"
+    [ -n "$kb" ] && [ "$kb" -lt 24576 ] || { fail "RssAnon ${kb} kB after 300 threads: memo tables leak"; return 1; }
+    # 100 threads alive together, two call sites each: what the memo keeps
+    # resident per thread (with it against without it) is the few pages
+    # they use, not the whole table (160 KiB each before)
+    local on off
+    run "" "$T/t_stack_memo" live 100
+    clean && out_has '^RssAnon:' || return 1
+    on=$(sed -n 's/^RssAnon:[[:space:]]*\([0-9]*\) kB/\1/p' "$OUT")
+    run "stack_memo=0" "$T/t_stack_memo" live 100
+    clean && out_has '^RssAnon:' || return 1
+    off=$(sed -n 's/^RssAnon:[[:space:]]*\([0-9]*\) kB/\1/p' "$OUT")
+    [ -n "$on" ] && [ -n "$off" ] || { fail "no RssAnon from the live threads"; return 1; }
+    echo "#   100 live threads: RssAnon ${on} kB with the memo, ${off} kB without: $(( (on - off) / 100 )) kB per thread"
+    [ $(( on - off )) -lt 6400 ] || fail "the memo keeps $(( (on - off) / 100 )) kB per live thread (expected < 64)"
 }
 t_prof_unwind() {   # a SIGPROF handler unwinding with libunwind: the program's mask stays empty
     run "detect_leaks=0" "$T/t_prof_unwind" 3

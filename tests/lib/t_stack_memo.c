@@ -16,7 +16,10 @@
  *     stack must not be served from the memo).
  *   t_stack_memo threads N: N threads one after another, each 100 pairs
  *     and a strerror() whose buffer glibc frees after the thread's key
- *     destructors; prints RssAnon (a thread's memo table must not leak). */
+ *     destructors; prints RssAnon (a thread's memo table must not leak).
+ *   t_stack_memo live N: N threads alive together, each 100 pairs from two
+ *     call sites, then RssAnon while they all wait (a table's pages become
+ *     resident as they are used: a few, not 160 KiB per thread). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
@@ -90,6 +93,15 @@ static void *short_thread(void *arg)
     return 0;
 }
 
+static void print_rss_anon(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "RssAnon:", 8)) fputs(line, stdout);
+    if (f) fclose(f);
+}
+
 static int threads(int n)
 {
     for (int i = 0; i < n; i++) {
@@ -97,11 +109,36 @@ static int threads(int n)
         if (pthread_create(&t, 0, short_thread, (void *)(long)i) != 0) return 2;
         pthread_join(t, 0);
     }
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "RssAnon:", 8)) fputs(line, stdout);
-    if (f) fclose(f);
+    print_rss_anon();
+    return 0;
+}
+
+static pthread_barrier_t all_done, may_exit;
+static void *live_thread(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 100; i++) {
+        char *p = malloc(16 + i);
+        free(wrap_alloc(24));
+        free(p);
+    }
+    pthread_barrier_wait(&all_done);
+    pthread_barrier_wait(&may_exit);
+    return 0;
+}
+
+static int live(int n)
+{
+    pthread_t *t = calloc(n, sizeof *t);
+    if (!t || pthread_barrier_init(&all_done, 0, n + 1) || pthread_barrier_init(&may_exit, 0, n + 1))
+        return 2;
+    for (int i = 0; i < n; i++)
+        if (pthread_create(&t[i], 0, live_thread, 0) != 0) return 2;
+    pthread_barrier_wait(&all_done);
+    print_rss_anon();
+    pthread_barrier_wait(&may_exit);
+    for (int i = 0; i < n; i++) pthread_join(t[i], 0);
+    free(t);
     return 0;
 }
 
@@ -109,6 +146,7 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "altstack")) return altstack();
     if (argc > 2 && !strcmp(argv[1], "threads")) return threads(atoi(argv[2]));
+    if (argc > 2 && !strcmp(argv[1], "live")) return live(atoi(argv[2]));
     int rounds = argc > 1 ? atoi(argv[1]) : 3000;
     int uaf = argc > 2 && !strcmp(argv[2], "uaf");   /* else: exit 0, for the counts */
     char *a = 0, *b = 0, *c = 0;
