@@ -133,7 +133,8 @@ static void guard_release_many(struct md_slot *const *slots, uint32_t n)
     for (uint32_t done = 0; done < n; done += 64) {
         uint32_t k = n - done < 64 ? n - done : 64;
         slot_ranges(slots + done, k, iov);
-        if (k > 1) md_madvise_ranges(iov, k, MADV_DONTNEED, 0);
+        /* one range by one, the first pass would only double the calls */
+        if (k > 1 && md_madvise_vectored(MADV_DONTNEED)) md_madvise_ranges(iov, k, MADV_DONTNEED, 0);
         md_madvise_ranges(iov, k, MADV_GUARD_INSTALL, 0);
     }
 }

@@ -57,6 +57,17 @@ static void pool_init(void)
     if (want > ((size_t)4 << 30)) want = (size_t)4 << 30;
     pool_size = want;
     pool_base = md_reserve(want, "internal pool");
+    /* Small pages: the stack memo's per-thread tables live here and count
+     * on pages becoming resident only where they are written; with
+     * transparent huge pages always on, every table would cost 2 MiB. */
+    madvise(pool_base, want, MADV_NOHUGEPAGE);
+}
+
+/* In a fork child no other thread holds the pool lock; a holder in this
+ * thread (a handler's fork interrupted it) only finishes its bump. */
+void md_internal_fork_child(void)
+{
+    atomic_flag_clear_explicit(&pool_lock, memory_order_release);
 }
 
 void md_internal_init(void)

@@ -40,6 +40,12 @@ static size_t one_by_one(const struct iovec *iov, size_t from, size_t n, int adv
     return failed;
 }
 
+bool md_madvise_vectored(int advice)
+{
+    return advice >= 0 && advice < (int)sizeof vec_state &&
+           __atomic_load_n(&vec_state[advice], __ATOMIC_RELAXED) != 2;
+}
+
 size_t md_madvise_ranges(const struct iovec *iov, size_t n, int advice, bool *ok)
 {
     size_t done = 0;

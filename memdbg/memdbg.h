@@ -80,6 +80,7 @@ void *md_internal_realloc(void *p, size_t size) MEMDBG_HIDDEN;
 size_t md_internal_usable(const void *p) MEMDBG_HIDDEN;
 bool md_is_internal(const void *p) MEMDBG_HIDDEN;
 void md_internal_init(void) MEMDBG_HIDDEN;
+void md_internal_fork_child(void) MEMDBG_HIDDEN;
 bool md_is_metadata(uintptr_t lo, uintptr_t hi) MEMDBG_HIDDEN;
 
 /* ---- stacks (stacktrace.c, stackmemo.c, stackdepot.c, symbolize.c) ---- */
@@ -392,6 +393,9 @@ struct iovec;
 /* madvise(advice) over n ranges, through process_madvise when the kernel
  * takes it; ok[i] (may be NULL) per range.  Returns the failed count. */
 size_t md_madvise_ranges(const struct iovec *iov, size_t n, int advice, bool *ok) MEMDBG_HIDDEN;
+/* Whether md_madvise_ranges(advice) may still use one call for many
+ * ranges (false once the kernel refused it). */
+bool md_madvise_vectored(int advice) MEMDBG_HIDDEN;
 
 /* ---- reports (report.c, fault.c, leaks.c) ---- */
 enum md_error {

@@ -36,6 +36,19 @@
 #define MADV_POPULATE_READ 22
 #endif
 
+#ifndef MAP_CHGPROT
+#define MAP_CHGPROT 0x400000
+#endif
+#ifndef MAP_VECTOR
+#define MAP_VECTOR 0x800000
+#endif
+
+/* struct remap_file_pages_entry (MAP_VECTOR) */
+struct nl_vec_entry {
+	uint64_t addr, size, pgoff;
+	uint32_t prot, flags;
+};
+
 #define N 256		/* file pages */
 #define ALIAS_OFF 7	/* shown at ALIASES addresses */
 #define ALIASES 40	/* more than a walk's batch of 16 */
@@ -342,6 +355,41 @@ TEST_F(idx, mremap_expand_shrink)
 	munmap(m + N / 2 * self->page, self->page);
 }
 
+/*
+ * A part moved away keeps its slots (its vm_pgoff); the part left behind
+ * then grows in place over the slots of the moved one.  Both share the
+ * index, which knows an address only by its slot: the remap into the
+ * grown part must not drop what the moved part maps, or truncation and
+ * migration miss the moved part's ptes.
+ */
+TEST_F(idx, mremap_part_then_grow)
+{
+	size_t off[N];
+	char *r, *m, *d;
+
+	r = mmap(NULL, 3 * N * self->page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, r);
+	m = mremap(self->map, N * self->page, N * self->page, MREMAP_MAYMOVE | MREMAP_FIXED, r);
+	ASSERT_EQ(r, m);
+	self->map = MAP_FAILED;
+	ASSERT_EQ(0, check_contents(m, self->off, N));
+	/* The second half to r + 2N: m keeps the first half */
+	d = r + 2 * N * self->page;
+	ASSERT_EQ(d, mremap(m + N / 2 * self->page, N / 2 * self->page, N / 2 * self->page,
+			    MREMAP_MAYMOVE | MREMAP_FIXED, d));
+	/* The first half grows back over the place the second half left */
+	ASSERT_EQ(m, mremap(m, N / 2 * self->page, N * self->page, 0));
+	memcpy(off, self->off, sizeof(off));
+	for (size_t i = N / 2; i < N; i++)
+		off[i] = (i * 7 + 3) % N;
+	ASSERT_EQ(0, apply_layout(m + N / 2 * self->page, off + N / 2, N / 2));
+	/* The moved half's pages are found, and the grown one's */
+	check_found(_metadata, self->fd, d, self->off + N / 2, N / 2);
+	check_found(_metadata, self->fd, m, off, N);
+	EXPECT_NONLINEAR(m, N * self->page);
+	munmap(r, 3 * N * self->page);
+}
+
 TEST_F(idx, mprotect_split_merge)
 {
 	char *m = self->map;
@@ -482,7 +530,12 @@ TEST_F_TIMEOUT(idx, truncate_race, 300)
  * page-table scan this index replaced visited every populated page table of
  * the big vma for every folio.
  */
-TEST_F_TIMEOUT(idx, sparse_64tib_neighbour, 600)
+/*
+ * The 64 TiB vma is made nonlinear by a single call, or (@vector) by a
+ * MAP_VECTOR call, which must give it its index all the same.
+ */
+static void sparse_neighbour(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(idx) *self, bool vector)
 {
 	const size_t big = 64ULL << 40, step = 16ULL << 30, n = 64;
 	double t_without, t_with, t0;
@@ -502,7 +555,17 @@ TEST_F_TIMEOUT(idx, sparse_64tib_neighbour, 600)
 	t_without = nl_now() - t0;
 	b = mmap(NULL, self->page, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, 0);
 	ASSERT_NE(MAP_FAILED, b);
-	ASSERT_EQ(0, nl_remap(b, self->page, 0, 3, 0));
+	if (vector) {
+		struct nl_vec_entry e = {
+			.addr = (uintptr_t)b, .size = self->page, .pgoff = 3,
+			.prot = PROT_READ | PROT_WRITE,
+		};
+
+		ASSERT_EQ(1, syscall(__NR_remap_file_pages, &e, 1, 0, 0,
+				     MAP_VECTOR | MAP_CHGPROT));
+	} else {
+		ASSERT_EQ(0, nl_remap(b, self->page, 0, 3, 0));
+	}
 	b = mremap(b, self->page, big, MREMAP_MAYMOVE);
 	if (b == MAP_FAILED)
 		SKIP(return, "no 64 TiB of address space");
@@ -524,6 +587,16 @@ TEST_F_TIMEOUT(idx, sparse_64tib_neighbour, 600)
 		TH_LOG("the rmap walk costs O(size of the other vma)");
 	check_found(_metadata, self->fd, self->map, self->off, N);
 	munmap(b, big);
+}
+
+TEST_F_TIMEOUT(idx, sparse_64tib_neighbour, 600)
+{
+	sparse_neighbour(_metadata, self, false);
+}
+
+TEST_F_TIMEOUT(idx, sparse_64tib_neighbour_vector, 600)
+{
+	sparse_neighbour(_metadata, self, true);
 }
 
 NL_HARNESS_MAIN
