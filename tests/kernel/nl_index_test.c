@@ -531,6 +531,125 @@ TEST_F_TIMEOUT(idx, truncate_race, 300)
  * the big vma for every folio.
  */
 /*
+ * fork() copies the index of the split half it is at while a fault under
+ * the per-vma lock in the other half (not yet write-locked by dup_mmap())
+ * links a slot into a chain that mixes both halves' slots.  Offset Q(i) is
+ * shown at FR_S1(i) in the lower half and at FR_S3(i) > FR_S2(i) in the
+ * upper one; the racing fault at FR_S2(i) sets next[S2] = S1, then
+ * next[S3] = S2.  A copy of `next` in key order that has passed S2 but
+ * not S3 ends the child's chain at S2: S1, mapped in the child, is lost,
+ * and a hole punch at Q(i) in the child misses it (VM_BUG_ON_FOLIO in
+ * filemap_unaccount_folio() on a DEBUG_VM kernel, else the child keeps
+ * reading the old page).  FR_K aliases of one offset between S2 and S3
+ * widen the window; the child punches and checks every Q(i).  Before the
+ * seqcount in nonlinear_index_fork(), the second round hit it.
+ */
+#define FR_M 1024UL		/* offsets raced per fork */
+#define FR_K 16384UL		/* aliases of FR_R between S2 and S3 */
+#define FR_A1 8192UL		/* pages of the lower half */
+#define FR_S1(i) (16 + (i))
+#define FR_S2(i) (FR_A1 + (i))
+#define FR_S3(i) (FR_A1 + FR_M + FR_K + (i))
+#define FR_TOTAL (FR_A1 + FR_M + FR_K + FR_M)
+#define FR_R 1UL
+#define FR_Q(i) (2 + (i))
+#define FR_ROUNDS 64
+
+struct fork_racer {
+	char *map;
+	volatile int go;
+	double delay;		/* seconds between two faults */
+};
+
+static void *fault_upper(void *arg)
+{
+	struct fork_racer *r = arg;
+	size_t page = nl_pagesize();
+
+	while (!r->go)
+		;
+	for (size_t i = 0; i < FR_M; i++) {
+		double t = nl_now();
+
+		(void)*(volatile char *)(r->map + FR_S2(i) * page);
+		while (nl_now() - t < r->delay)
+			;
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(idx, fork_races_sibling_fault, 600)
+{
+	struct fork_racer racer = { 0 };
+	size_t page = self->page;
+	int fd, status, round;
+	double t0;
+	char *map;
+
+	fd = nl_memfd("nl_fork_race", FR_M + 2, true);
+	ASSERT_LE(0, fd);
+	map = nl_map_with_hole(FR_TOTAL * page, fd);
+	ASSERT_NE(MAP_FAILED, map);
+	for (size_t i = 0; i < FR_M; i++) {
+		ASSERT_EQ(0, nl_remap(map + FR_S1(i) * page, page, 0, FR_Q(i), MAP_NONBLOCK));
+		ASSERT_EQ(0, nl_remap(map + FR_S3(i) * page, page, 0, FR_Q(i), MAP_NONBLOCK));
+	}
+	for (size_t k = 0; k < FR_K; k++)
+		ASSERT_EQ(0, nl_remap(map + (FR_A1 + FR_M + k) * page, page, 0, FR_R,
+				      MAP_NONBLOCK));
+	ASSERT_EQ(0, madvise(map + (FR_A1 + FR_M) * page, FR_K * page, MADV_POPULATE_READ));
+	/* Two halves, one index */
+	ASSERT_EQ(0, mprotect(map + FR_A1 * page, (FR_TOTAL - FR_A1) * page, PROT_READ));
+	ASSERT_EQ(2, nl_count_vmas(map, FR_TOTAL * page));
+	/* At most 90 s of rounds: the debug kernel runs one in 3 s */
+	t0 = nl_now();
+	for (round = 0; round < FR_ROUNDS && nl_now() - t0 < 90; round++) {
+		pthread_t t;
+		pid_t pid;
+
+		/* S2: entries not faulted in yet; S1 and S3 present */
+		for (size_t i = 0; i < FR_M; i++)
+			ASSERT_EQ(0, nl_remap(map + FR_S2(i) * page, page, 0, FR_Q(i),
+					      MAP_NONBLOCK));
+		ASSERT_EQ(0, madvise(map + FR_S1(0) * page, FR_M * page, MADV_POPULATE_READ));
+		ASSERT_EQ(0, madvise(map + FR_S3(0) * page, FR_M * page, MADV_POPULATE_READ));
+		racer.map = map;
+		racer.go = 0;
+		racer.delay = (5 << (round % 4)) * 1e-6;
+		ASSERT_EQ(0, pthread_create(&t, NULL, fault_upper, &racer));
+		racer.go = 1;
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			for (size_t i = 0; i < FR_M; i++) {
+				if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+					      (off_t)(FR_Q(i) * page), (off_t)page))
+					_exit(2);
+				if (*(volatile uint64_t *)(map + FR_S1(i) * page) != 0)
+					_exit(1);
+			}
+			_exit(0);
+		}
+		pthread_join(t, NULL);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			TH_LOG("round %d: the child %s %d: its copy of the index lost an address",
+			       round, WIFEXITED(status) ? "exited" : "was killed by signal",
+			       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+		if (_metadata->exit_code)
+			break;
+		ASSERT_EQ(0, nl_stamp_fd(fd, FR_Q(0), FR_M, 0, true));
+	}
+	TH_LOG("%d forks raced in %.1f s", round, nl_now() - t0);
+	/* The aliases' chain, from its head (highest slot) down: O(1) each */
+	for (size_t k = FR_K; k-- > 0;)
+		ASSERT_EQ(0, nl_remap(map + (FR_A1 + FR_M + k) * page, page, 0,
+				      FR_A1 + FR_M + k, MAP_NONBLOCK));
+	munmap(map, FR_TOTAL * page);
+	close(fd);
+}
+
+/*
  * The 64 TiB vma is made nonlinear by a single call, or (@vector) by a
  * MAP_VECTOR call, which must give it its index all the same.
  */
