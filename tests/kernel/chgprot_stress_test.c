@@ -34,9 +34,6 @@
 
 #include "nonlinear_util.h" /* includes kselftest_harness.h */
 
-#ifndef MAP_CHGPROT
-#define MAP_CHGPROT 0x400000
-#endif
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE 0x100000
 #endif

@@ -29,10 +29,6 @@
 
 #include "nonlinear_util.h" /* includes kselftest_harness.h */
 
-#ifndef MAP_CHGPROT
-#define MAP_CHGPROT 0x400000
-#endif
-
 /* Make pages [first, first + n) of @map guards naming file page @pgoff on. */
 static int guard(char *map, size_t first, size_t n, size_t pgoff, int flags)
 {

@@ -45,9 +45,6 @@
 
 #include "nonlinear_util.h" /* includes kselftest_harness.h */
 
-#ifndef MAP_CHGPROT
-#define MAP_CHGPROT 0x400000
-#endif
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22
 #define MADV_POPULATE_WRITE 23

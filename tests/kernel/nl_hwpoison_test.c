@@ -17,9 +17,6 @@
 
 #include "nonlinear_util.h" /* includes kselftest_harness.h */
 
-#ifndef MAP_CHGPROT
-#define MAP_CHGPROT 0x400000
-#endif
 #ifndef MADV_HWPOISON
 #define MADV_HWPOISON 100
 #endif

@@ -36,19 +36,6 @@
 #define MADV_POPULATE_READ 22
 #endif
 
-#ifndef MAP_CHGPROT
-#define MAP_CHGPROT 0x400000
-#endif
-#ifndef MAP_VECTOR
-#define MAP_VECTOR 0x800000
-#endif
-
-/* struct remap_file_pages_entry (MAP_VECTOR) */
-struct nl_vec_entry {
-	uint64_t addr, size, pgoff;
-	uint32_t prot, flags;
-};
-
 #define N 256		/* file pages */
 #define ALIAS_OFF 7	/* shown at ALIASES addresses */
 #define ALIASES 40	/* more than a walk's batch of 16 */
@@ -680,8 +667,7 @@ static void sparse_neighbour(struct __test_metadata *_metadata,
 			.prot = PROT_READ | PROT_WRITE,
 		};
 
-		ASSERT_EQ(1, syscall(__NR_remap_file_pages, &e, 1, 0, 0,
-				     MAP_VECTOR | MAP_CHGPROT));
+		ASSERT_EQ(1, nl_remap_vec(&e, 1, MAP_CHGPROT));
 	} else {
 		ASSERT_EQ(0, nl_remap(b, self->page, 0, 3, 0));
 	}

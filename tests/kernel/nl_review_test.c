@@ -21,9 +21,6 @@
 
 #include "nonlinear_util.h" /* includes kselftest_harness.h */
 
-#ifndef MAP_CHGPROT
-#define MAP_CHGPROT 0x400000
-#endif
 /* A flag bit no kernel defines for remap_file_pages() (yet) */
 #define RFP_UNKNOWN_FLAG 0x1000000 /* the first bit above MAP_VECTOR */
 

@@ -24,10 +24,6 @@
 #define MPOL_F_ADDR (1 << 1)
 #endif
 
-#ifndef MAP_CHGPROT
-#define MAP_CHGPROT 0x400000
-#endif
-
 #define CG_ROOT "/sys/fs/cgroup"
 
 /* File offset that address i of nl shows */

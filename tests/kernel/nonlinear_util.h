@@ -74,9 +74,28 @@ static inline size_t nl_pagesize(void)
 	return nl_page;
 }
 
+#ifndef MAP_CHGPROT
+#define MAP_CHGPROT 0x400000	/* remap_file_pages(): set the pages' protection */
+#endif
+#ifndef MAP_VECTOR
+#define MAP_VECTOR 0x800000	/* remap_file_pages(): an array of entries */
+#endif
+
 static inline int nl_remap(void *start, size_t size, unsigned long prot, size_t pgoff, int flags)
 {
 	return (int)syscall(__NR_remap_file_pages, start, size, prot, pgoff, flags);
+}
+
+/* struct remap_file_pages_entry, the uapi layout of the series */
+struct nl_vec_entry {
+	uint64_t addr, size, pgoff;
+	uint32_t prot, flags;
+};
+
+/* remap_file_pages(MAP_VECTOR | @flags) of @n entries */
+static inline long nl_remap_vec(struct nl_vec_entry *e, unsigned long n, unsigned long flags)
+{
+	return syscall(__NR_remap_file_pages, e, n, 0, 0, MAP_VECTOR | flags);
 }
 
 static inline double nl_now(void)

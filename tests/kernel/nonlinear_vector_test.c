@@ -8,29 +8,12 @@
  */
 #include "nonlinear_util.h" /* includes kselftest_harness.h */
 
-#ifndef MAP_CHGPROT
-#define MAP_CHGPROT 0x400000
-#endif
-#ifndef MAP_VECTOR
-#define MAP_VECTOR 0x800000
-#endif
 #ifndef SEGV_ACCERR
 #define SEGV_ACCERR 2
 #endif
 
-/* The uapi layout (include/uapi/linux/mman.h of the series). */
-struct rfp_entry {
-	uint64_t addr, size, pgoff;
-	uint32_t prot, flags;
-};
-
 #define VEC_MAX 1024
 #define N 1100	/* pages of the mapping and of the file */
-
-static long rfp_vec(struct rfp_entry *e, unsigned long n, unsigned long flags)
-{
-	return syscall(__NR_remap_file_pages, e, n, 0, 0, MAP_VECTOR | flags);
-}
 
 FIXTURE(vec)
 {
@@ -38,7 +21,7 @@ FIXTURE(vec)
 	char *map;
 	size_t page;
 	uint64_t want[N];
-	struct rfp_entry e[VEC_MAX + 1];
+	struct nl_vec_entry e[VEC_MAX + 1];
 };
 
 FIXTURE_SETUP(vec)
@@ -60,7 +43,7 @@ FIXTURE_TEARDOWN(vec)
 		close(self->fd);
 }
 
-static void set(struct rfp_entry *e, char *addr, size_t size, size_t pgoff, unsigned int prot)
+static void set(struct nl_vec_entry *e, char *addr, size_t size, size_t pgoff, unsigned int prot)
 {
 	e->addr = (uintptr_t)addr;
 	e->size = size;
@@ -91,7 +74,7 @@ TEST_F(vec, contents_and_guards)
 	set(&self->e[5], self->map + 5 * p, p, 0, PROT_NONE);
 	set(&self->e[6], self->map + 6 * p, p, 1, PROT_READ);
 	set(&self->e[8], self->map + 8 * p, 2 * p, 20, PROT_READ | PROT_WRITE);
-	ASSERT_EQ(9, rfp_vec(self->e, 9, MAP_CHGPROT | MAP_NONBLOCK));
+	ASSERT_EQ(9, nl_remap_vec(self->e, 9, MAP_CHGPROT | MAP_NONBLOCK));
 	EXPECT_EQ(1, nl_count_vmas(self->map, N * p));
 	for (i = 0; i < 8; i++) {
 		if (i == 2 || i == 5) {
@@ -116,7 +99,7 @@ TEST_F(vec, contents_and_guards)
 	/* without MAP_NONBLOCK (populated): the guard stays one */
 	set(&self->e[0], self->map + 2 * p, p, 2, PROT_READ | PROT_WRITE);
 	set(&self->e[1], self->map + 3 * p, p, 0, PROT_NONE);
-	ASSERT_EQ(2, rfp_vec(self->e, 2, MAP_CHGPROT));
+	ASSERT_EQ(2, nl_remap_vec(self->e, 2, MAP_CHGPROT));
 	EXPECT_EQ(0, nl_probe(self->map + 2 * p, &v, false, 0));
 	EXPECT_EQ(NL_STAMP(2, 0), v);
 	EXPECT_EQ(SIGSEGV, nl_probe(self->map + 3 * p, NULL, false, 0));
@@ -132,13 +115,13 @@ TEST_F(vec, partial_failure)
 	set(&self->e[1], self->map + p, p, 0, PROT_NONE);
 	set(&self->e[2], self->map + 2 * p, p, 0, PROT_WRITE);	/* EINVAL */
 	set(&self->e[3], self->map + 3 * p, p, 0, PROT_NONE);
-	ASSERT_EQ(2, rfp_vec(self->e, 4, MAP_CHGPROT | MAP_NONBLOCK));
+	ASSERT_EQ(2, nl_remap_vec(self->e, 4, MAP_CHGPROT | MAP_NONBLOCK));
 	self->want[0] = NL_STAMP(3, 0);
 	EXPECT_EQ(0, nl_check_pages(self->map, 1, self->want, false));
 	EXPECT_EQ(SIGSEGV, nl_probe(self->map + p, NULL, false, 0));
 	EXPECT_EQ(0, nl_check_pages(self->map + 2 * p, 2, self->want + 2, false));
 	errno = 0;
-	EXPECT_EQ(-1, rfp_vec(self->e + 2, 2, MAP_CHGPROT | MAP_NONBLOCK));
+	EXPECT_EQ(-1, nl_remap_vec(self->e + 2, 2, MAP_CHGPROT | MAP_NONBLOCK));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(0, nl_check_pages(self->map + 2 * p, 2, self->want + 2, false));
 }
@@ -147,14 +130,14 @@ TEST_F(vec, partial_failure)
 TEST_F(vec, errors)
 {
 	size_t p = self->page;
-	struct rfp_entry *e = self->e;
+	struct nl_vec_entry *e = self->e;
 
 	set(&e[0], self->map, p, 1, PROT_READ | PROT_WRITE);
 	errno = 0;
-	EXPECT_EQ(-1, rfp_vec(e, 0, MAP_CHGPROT));
+	EXPECT_EQ(-1, nl_remap_vec(e, 0, MAP_CHGPROT));
 	EXPECT_EQ(EINVAL, errno);
 	errno = 0;
-	EXPECT_EQ(-1, rfp_vec(e, VEC_MAX + 1, MAP_CHGPROT));
+	EXPECT_EQ(-1, nl_remap_vec(e, VEC_MAX + 1, MAP_CHGPROT));
 	EXPECT_EQ(EINVAL, errno);
 	errno = 0;	/* prot and pgoff of the call must be 0 */
 	EXPECT_EQ(-1, syscall(__NR_remap_file_pages, e, 1, PROT_READ, 0, MAP_VECTOR | MAP_CHGPROT));
@@ -163,38 +146,38 @@ TEST_F(vec, errors)
 	EXPECT_EQ(-1, syscall(__NR_remap_file_pages, e, 1, 0, 1, MAP_VECTOR | MAP_CHGPROT));
 	EXPECT_EQ(EINVAL, errno);
 	errno = 0;	/* unreadable array */
-	EXPECT_EQ(-1, rfp_vec((struct rfp_entry *)8, 1, MAP_CHGPROT));
+	EXPECT_EQ(-1, nl_remap_vec((struct nl_vec_entry *)8, 1, MAP_CHGPROT));
 	EXPECT_EQ(EFAULT, errno);
 	errno = 0;	/* array running into the hole after the mapping */
-	EXPECT_EQ(-1, rfp_vec((struct rfp_entry *)(self->map + N * p - sizeof(*e)), 2, MAP_CHGPROT));
+	EXPECT_EQ(-1, nl_remap_vec((struct nl_vec_entry *)(self->map + N * p - sizeof(*e)), 2, MAP_CHGPROT));
 	EXPECT_EQ(EFAULT, errno);
 	e[0].flags = 1;
 	errno = 0;
-	EXPECT_EQ(-1, rfp_vec(e, 1, MAP_CHGPROT));
+	EXPECT_EQ(-1, nl_remap_vec(e, 1, MAP_CHGPROT));
 	EXPECT_EQ(EINVAL, errno);
 	set(&e[0], self->map, p, 1, PROT_READ | PROT_WRITE);
 	errno = 0;	/* prot without MAP_CHGPROT */
-	EXPECT_EQ(-1, rfp_vec(e, 1, 0));
+	EXPECT_EQ(-1, nl_remap_vec(e, 1, 0));
 	EXPECT_EQ(EINVAL, errno);
 	set(&e[0], self->map, 0, 1, PROT_NONE);
 	errno = 0;	/* size 0 */
-	EXPECT_EQ(-1, rfp_vec(e, 1, MAP_CHGPROT));
+	EXPECT_EQ(-1, nl_remap_vec(e, 1, MAP_CHGPROT));
 	EXPECT_EQ(EINVAL, errno);
 	set(&e[0], self->map + (N - 1) * p, 2 * p, 1, PROT_NONE);
 	errno = 0;	/* past the end of the vma */
-	EXPECT_EQ(-1, rfp_vec(e, 1, MAP_CHGPROT));
+	EXPECT_EQ(-1, nl_remap_vec(e, 1, MAP_CHGPROT));
 	EXPECT_EQ(EINVAL, errno);
 	set(&e[0], self->map, p, ~0UL, PROT_NONE);
 	errno = 0;	/* pgoff wraps */
-	EXPECT_EQ(-1, rfp_vec(e, 1, MAP_CHGPROT));
+	EXPECT_EQ(-1, nl_remap_vec(e, 1, MAP_CHGPROT));
 	EXPECT_EQ(EINVAL, errno);
 	set(&e[0], self->map, p, 0, 0x100);
 	errno = 0;	/* unknown prot bit */
-	EXPECT_EQ(-1, rfp_vec(e, 1, MAP_CHGPROT));
+	EXPECT_EQ(-1, nl_remap_vec(e, 1, MAP_CHGPROT));
 	EXPECT_EQ(EINVAL, errno);
 	set(&e[0], (char *)8192, p, 0, PROT_NONE);
 	errno = 0;	/* not in a mapping */
-	EXPECT_EQ(-1, rfp_vec(e, 1, MAP_CHGPROT));
+	EXPECT_EQ(-1, nl_remap_vec(e, 1, MAP_CHGPROT));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(0, nl_check_pages(self->map, N, self->want, false));
 	EXPECT_EQ(1, nl_count_vmas(self->map, N * p));
@@ -208,7 +191,7 @@ TEST_F(vec, private_einval)
 	ASSERT_NE(MAP_FAILED, m);
 	set(&self->e[0], m, self->page, 2, PROT_READ | PROT_WRITE);
 	errno = 0;
-	EXPECT_EQ(-1, rfp_vec(self->e, 1, MAP_CHGPROT));
+	EXPECT_EQ(-1, nl_remap_vec(self->e, 1, MAP_CHGPROT));
 	EXPECT_EQ(EINVAL, errno);
 	munmap(m, 4 * self->page);
 }
@@ -226,7 +209,7 @@ TEST_F(vec, thousand_entries)
 		set(&self->e[i], self->map + i * p, p, guard ? 0 : N - 1 - i,
 		    guard ? PROT_NONE : PROT_READ | PROT_WRITE);
 	}
-	ASSERT_EQ(VEC_MAX, rfp_vec(self->e, VEC_MAX, MAP_CHGPROT | MAP_NONBLOCK));
+	ASSERT_EQ(VEC_MAX, nl_remap_vec(self->e, VEC_MAX, MAP_CHGPROT | MAP_NONBLOCK));
 	EXPECT_EQ(1, nl_count_vmas(self->map, N * p));
 	for (i = 0; i < VEC_MAX; i++) {
 		uint64_t v = 0;
@@ -240,7 +223,7 @@ TEST_F(vec, thousand_entries)
 	EXPECT_EQ(0, bad);
 	for (i = 0; i < VEC_MAX; i++)
 		set(&self->e[i], self->map + i * p, p, i, PROT_READ | PROT_WRITE);
-	ASSERT_EQ(VEC_MAX, rfp_vec(self->e, VEC_MAX, MAP_CHGPROT | MAP_NONBLOCK));
+	ASSERT_EQ(VEC_MAX, nl_remap_vec(self->e, VEC_MAX, MAP_CHGPROT | MAP_NONBLOCK));
 	EXPECT_EQ(0, nl_check_pages(self->map, N, self->want, false));
 }
 

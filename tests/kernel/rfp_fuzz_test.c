@@ -53,12 +53,6 @@
 
 #include "nonlinear_util.h" /* includes kselftest_harness.h */
 
-#ifndef MAP_CHGPROT
-#define MAP_CHGPROT 0x400000
-#endif
-#ifndef MAP_VECTOR
-#define MAP_VECTOR 0x800000
-#endif
 #ifndef __NR_mseal
 #define __NR_mseal 462
 #endif
