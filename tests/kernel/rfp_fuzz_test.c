@@ -15,9 +15,9 @@
  *   4. no VMA at start, or no VM_SHARED -> EINVAL
  *   0. flag bits above MAP_CHGPROT -> EINVAL; all zero but MAP_CHGPROT
  *      (the feature query) -> 0.  MAP_VECTOR (the bit above MAP_CHGPROT)
- *      with MAP_CHGPROT and no higher bit is not generated: its first
- *      argument is a pointer to entries (nonlinear_vector_test covers it);
- *      alone, or with higher bits, it is EINVAL like any other bit
+ *      with no higher bit is not generated, with or without MAP_CHGPROT:
+ *      its first argument is a pointer to entries (nonlinear_vector_test
+ *      covers it); with higher bits it is EINVAL like any other bit
  *   5. range past the VMA's end -> EINVAL (into a hole or another file);
  *      last offset not encodable in an entry (>= 2^47 pages on x86_64,
  *      less with L1TF) -> emulated (not generated), EINVAL with MAP_CHGPROT
@@ -363,7 +363,7 @@ static void gen_args(struct target *t, uintptr_t *start, uint64_t *size, uint64_
 	else
 		*flags = r64();
 	/* A vectored call reads entries at *start: not this model's (see 0.) */
-	if ((*flags & MAP_CHGPROT) && (*flags & MAP_VECTOR) && !(*flags & ~(uint64_t)(2 * MAP_VECTOR - 1)))
+	if ((*flags & MAP_VECTOR) && !(*flags & ~(uint64_t)(2 * MAP_VECTOR - 1)))
 		*flags &= ~(uint64_t)MAP_VECTOR;
 }
 
