@@ -21,8 +21,13 @@
  * vm.max_map_count on the stock kernel) stops that measurement and is
  * reported.
  *
- *   bench_remap [-r REPS] [-k] [PAGES...]     default: -r 3 1000 10000 60000
+ *   bench_remap [-r REPS] [-k] [-t SECONDS] [PAGES...]
+ *                                      default: -r 3 1000 10000 60000
  *     -k   also print one "key=value" line per size (for scripts)
+ *     -t   time mode, for comparing kernels: for each size, repeat only the
+ *          remap / fault / remap+pop cycle on fresh mappings for SECONDS
+ *          and print the mean of each column (a median of a few short runs
+ *          moves too much in a TCG guest to show a 10% change)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -219,6 +224,38 @@ static void bench_mprotect(int fd, size_t n, struct result *r)
 	munmap(m, n * page);
 }
 
+/*
+ * Time mode: remap, fault and remap+pop of @n pages on fresh mappings for
+ * @secs seconds; the mean ns per page of each column.  Returns 0, or 1
+ * after printing why a cycle failed.
+ */
+static int bench_remap_for(int fd, size_t n, int secs, struct row *mean, long *cycles)
+{
+	double end = now_ns() + secs * 1e9;
+	struct row one;
+
+	memset(mean, 0, sizeof(*mean));
+	*cycles = 0;
+	do {
+		bench_remap(fd, n, &one);
+		if (one.remap.err || one.remap_pop.err || one.fault.bad) {
+			printf("# %zu pages: a cycle failed: %s, %d pages with wrong contents\n", n,
+			       strerror(one.remap.err ?: one.remap_pop.err), one.fault.bad);
+			return 1;
+		}
+		mean->remap.ns += one.remap.ns;
+		mean->fault.ns += one.fault.ns;
+		mean->remap_pop.ns += one.remap_pop.ns;
+		mean->remap.vmas = one.remap.vmas;
+		mean->remap_pop.vmas = one.remap_pop.vmas;
+		(*cycles)++;
+	} while (now_ns() < end);
+	mean->remap.ns /= (double)*cycles;
+	mean->fault.ns /= (double)*cycles;
+	mean->remap_pop.ns /= (double)*cycles;
+	return 0;
+}
+
 /* The repetition with the median ns of one column. */
 static struct result median(struct row *rows, int reps, size_t column)
 {
@@ -245,14 +282,14 @@ static void cell(char *buf, size_t size, const struct result *r)
 int main(int argc, char **argv)
 {
 	size_t sizes[16] = { 1000, 10000, 60000 };
-	int nsizes = 3, reps = 3, keys = 0, opt;
+	int nsizes = 3, reps = 3, keys = 0, secs = 0, opt;
 	struct row rows[64], med;
 	struct utsname u;
 	long max_map = -1;
 	FILE *f;
 
 	page = (size_t)sysconf(_SC_PAGESIZE);
-	while ((opt = getopt(argc, argv, "r:kh")) != -1) {
+	while ((opt = getopt(argc, argv, "r:kt:h")) != -1) {
 		switch (opt) {
 		case 'r':
 			reps = atoi(optarg);
@@ -260,8 +297,15 @@ int main(int argc, char **argv)
 		case 'k':
 			keys = 1;
 			break;
+		case 't':
+			secs = atoi(optarg);
+			if (secs < 1 || secs > 3600) {
+				fprintf(stderr, "%s: -t takes 1..3600 seconds\n", argv[0]);
+				return 2;
+			}
+			break;
 		default:
-			fprintf(stderr, "usage: %s [-r REPS] [-k] [PAGES...]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-r REPS] [-k] [-t SECONDS] [PAGES...]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -291,6 +335,33 @@ int main(int argc, char **argv)
 	}
 
 	pick_timer();
+	if (secs) {
+		printf("# bench_remap: kernel %s, %ld CPUs, time mode: mean over %d s of remap / fault / "
+		       "remap+pop cycles on fresh mappings\n# ns per page\n%8s | %9s %9s %9s | %7s\n",
+		       u.release, sysconf(_SC_NPROCESSORS_ONLN), secs, "pages", "remap", "fault",
+		       "remap+pop", "cycles");
+		for (int s = 0; s < nsizes; s++) {
+			int fd = memfd_pages(sizes[s]);
+			long cycles;
+
+			if (fd < 0) {
+				printf("%8zu | cannot create the memfd: %s\n", sizes[s], strerror(errno));
+				return 1;
+			}
+			if (bench_remap_for(fd, sizes[s], secs, &med, &cycles))
+				return 1;
+			printf("%8zu | %9.0f %9.0f %9.0f | %7ld\n", sizes[s], med.remap.ns, med.fault.ns,
+			       med.remap_pop.ns, cycles);
+			if (keys)
+				printf("bench kernel=%s pages=%zu mode=time seconds=%d cycles=%ld remap_ns=%.1f "
+				       "fault_ns=%.1f remap_pop_ns=%.1f remap_vmas=%ld\n",
+				       u.release, sizes[s], secs, cycles, med.remap.ns, med.fault.ns,
+				       med.remap_pop.ns, med.remap.vmas);
+			fflush(stdout);
+			close(fd);
+		}
+		return 0;
+	}
 	printf("# bench_remap: kernel %s, %ld CPUs, vm.max_map_count %ld, median of %d runs (more for small sizes)\n",
 	       u.release, sysconf(_SC_NPROCESSORS_ONLN), max_map, reps);
 	if (tsc_per_ns > 0)

@@ -62,7 +62,6 @@
 /* want[] value of a guard page (the helpers' other markers are 0 and ~0). */
 #define GUARD (~1ULL)
 #define NP 32
-#define CG_ROOT "/sys/fs/cgroup"
 
 static size_t pg(void)
 {
@@ -510,35 +509,6 @@ TEST_F(gr, mremap_shrink)
 	EXPECT_EQ(0, check_map(m2, self->want, NP)) TH_LOG("the cut tail's guards must be gone");
 }
 
-/* Write a cgroup control file. */
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t len = (ssize_t)strlen(text), w;
-
-	if (fd < 0)
-		return -1;
-	w = write(fd, text, (size_t)len);
-	close(fd);
-	return w == len ? 0 : -1;
-}
-
-/* A "key value" line of a cgroup file such as memory.events (-1: none). */
-static long cg_key(const char *path, const char *key)
-{
-	FILE *f = fopen(path, "r");
-	char k[64];
-	long v, ret = -1;
-
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %ld", k, &v) == 2)
-		if (!strcmp(k, key))
-			ret = v;
-	fclose(f);
-	return ret;
-}
-
 /*
  * MADV_PAGEOUT, then real memory pressure: a memory cgroup with
  * memory.max = 4 MiB, a 16 MiB nonlinear mapping with every fourth page a
@@ -564,11 +534,10 @@ FIXTURE_TEARDOWN(slow)
 TEST_F_TIMEOUT(slow, memcg_pressure_with_guards, 150)
 {
 	const size_t n = 4096;
-	char cg[128], path[192], pid[32];
+	char cg[128], path[192];
 	long long out0, out1, in0, in1;
 	int fd = nl_memfd("gr_memcg", n, false);
 	uint64_t *want = calloc(n, sizeof(*want));
-	struct stat st;
 	long bad, oom;
 	char *m;
 
@@ -598,19 +567,10 @@ TEST_F_TIMEOUT(slow, memcg_pressure_with_guards, 150)
 	EXPECT_LE(150, out1 - out0) TH_LOG("MADV_PAGEOUT: pswpout +%lld for 192 data pages", out1 - out0);
 	EXPECT_EQ(0, check_map(m, want, 256));
 
-	if (!getenv("MEMDBG_GUEST"))
-		SKIP(return, "the cgroup part changes the root cgroup: only in a memdbg guest (MEMDBG_GUEST=1)");
-	if (stat(CG_ROOT "/cgroup.controllers", &st))
-		SKIP(return, "no cgroup2 at " CG_ROOT);
-	if (write_file(CG_ROOT "/cgroup.subtree_control", "+memory"))
-		SKIP(return, "cannot enable the memory controller: %s", strerror(errno));
-	snprintf(cg, sizeof(cg), CG_ROOT "/gr_memcg.%d", getpid());
-	ASSERT_EQ(0, mkdir(cg, 0755)) TH_LOG("mkdir %s: %s", cg, strerror(errno));
-	snprintf(path, sizeof(path), "%s/memory.max", cg);
-	ASSERT_EQ(0, write_file(path, "4M"));
-	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
-	snprintf(pid, sizeof(pid), "%d\n", getpid());
-	ASSERT_EQ(0, write_file(path, pid));
+	if (nl_memcg_unavailable())
+		SKIP(return, "the cgroup part: %s", nl_memcg_unavailable());
+	ASSERT_EQ(0, nl_memcg_enter("gr_memcg", "4M", cg, sizeof(cg)))
+		TH_LOG("cgroup %s: %s", cg, strerror(errno));
 
 	out0 = nl_vmstat("pswpout");
 	in0 = nl_vmstat("pswpin");
@@ -634,13 +594,12 @@ TEST_F_TIMEOUT(slow, memcg_pressure_with_guards, 150)
 	in1 = nl_vmstat("pswpin");
 	EXPECT_LT(0, in1 - in0) TH_LOG("nothing was swapped back in");
 	snprintf(path, sizeof(path), "%s/memory.events", cg);
-	oom = cg_key(path, "oom_kill");
+	oom = nl_cg_key(path, "oom_kill");
 	EXPECT_GE(0, oom) TH_LOG("%ld OOM kills in the cgroup", oom);
 	EXPECT_NONLINEAR(m, n * pg());
 	/* Guards hold no page and no swap: the file has exactly the data pages. */
 	ASSERT_EQ(0, munmap(m, n * pg()));
-	write_file(CG_ROOT "/cgroup.procs", pid);
-	EXPECT_EQ(0, rmdir(cg));
+	EXPECT_EQ(0, nl_memcg_leave(cg));
 	free(want);
 	close(fd);
 }
@@ -1178,7 +1137,7 @@ TEST(core_dump_skips_guards)
 	pfd = open("/proc/sys/kernel/core_pattern", O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, pfd);
 	ASSERT_LT(0, read(pfd, pattern, sizeof(pattern) - 1));
-	ASSERT_EQ(0, write_file("/proc/sys/kernel/core_pattern", "/tmp/gr_core.%p"));
+	ASSERT_EQ(0, nl_write_file("/proc/sys/kernel/core_pattern", "/tmp/gr_core.%p"));
 	m = mmap(NULL, n * pg(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ASSERT_NE(MAP_FAILED, m);
 	ASSERT_EQ(0, guard(m, 2, 1, 2));

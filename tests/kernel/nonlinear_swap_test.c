@@ -12,39 +12,6 @@
 
 #include "nonlinear_util.h" /* includes kselftest_harness.h */
 
-#define CG_ROOT "/sys/fs/cgroup"
-
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t len = (ssize_t)strlen(text), r;
-
-	if (fd < 0)
-		return -1;
-	r = write(fd, text, len);
-	close(fd);
-	return r == len ? 0 : -1;
-}
-
-/* A "key value" line of a cgroup file such as memory.events (-1: none). */
-static long cg_key(const char *path, const char *key)
-{
-	FILE *f = fopen(path, "r");
-	size_t len = strlen(key);
-	char line[256];
-	long v = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, len) && line[len] == ' ') {
-			v = strtol(line + len + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
 FIXTURE(swap)
 {
 	int fd;
@@ -69,19 +36,14 @@ FIXTURE_SETUP(swap)
 
 FIXTURE_TEARDOWN(swap)
 {
-	char path[160];
-
 	if (self->map != MAP_FAILED)
 		munmap(self->map, self->len);
 	if (self->fd >= 0)
 		close(self->fd);
 	free(self->want);
 	free(self->off);
-	if (self->cgroup[0]) {
-		snprintf(path, sizeof(path), "%d\n", getpid());
-		write_file(CG_ROOT "/cgroup.procs", path);
-		rmdir(self->cgroup);
-	}
+	if (self->cgroup[0])
+		nl_memcg_leave(self->cgroup);
 }
 
 /*
@@ -156,24 +118,14 @@ TEST_F_TIMEOUT(swap, madv_pageout_and_refault, 120)
 TEST_F_TIMEOUT(swap, memcg_pressure, 240)
 {
 	const size_t n = 8192; /* 32 MiB */
-	char path[192], pid[32];
+	char path[192];
 	long long out0, out1, in0, in1;
 	long oom;
-	struct stat st;
 
-	if (!getenv("MEMDBG_GUEST"))
-		SKIP(return, "changes the root cgroup: only in a memdbg guest (MEMDBG_GUEST=1)");
-	if (stat(CG_ROOT "/cgroup.controllers", &st))
-		SKIP(return, "no cgroup2 at " CG_ROOT);
-	if (write_file(CG_ROOT "/cgroup.subtree_control", "+memory"))
-		SKIP(return, "cannot enable the memory controller: %s", strerror(errno));
-	snprintf(self->cgroup, sizeof(self->cgroup), CG_ROOT "/nl_swap_test.%d", getpid());
-	ASSERT_EQ(0, mkdir(self->cgroup, 0755)) TH_LOG("mkdir %s: %s", self->cgroup, strerror(errno));
-	snprintf(path, sizeof(path), "%s/memory.max", self->cgroup);
-	ASSERT_EQ(0, write_file(path, "8M"));
-	snprintf(path, sizeof(path), "%s/cgroup.procs", self->cgroup);
-	snprintf(pid, sizeof(pid), "%d\n", getpid());
-	ASSERT_EQ(0, write_file(path, pid)) TH_LOG("joining %s: %s", self->cgroup, strerror(errno));
+	if (nl_memcg_unavailable())
+		SKIP(return, "%s", nl_memcg_unavailable());
+	ASSERT_EQ(0, nl_memcg_enter("nl_swap_test", "8M", self->cgroup, sizeof(self->cgroup)))
+		TH_LOG("cgroup %s: %s", self->cgroup, strerror(errno));
 
 	out0 = nl_vmstat("pswpout");
 	in0 = nl_vmstat("pswpin");
@@ -193,7 +145,7 @@ TEST_F_TIMEOUT(swap, memcg_pressure, 240)
 	TH_LOG("reading it back: pswpin +%lld, pswpout +%lld in all", in1 - in0, nl_vmstat("pswpout") - out0);
 	EXPECT_LT(0, in1 - in0) TH_LOG("nothing was swapped in");
 	snprintf(path, sizeof(path), "%s/memory.events", self->cgroup);
-	oom = cg_key(path, "oom_kill");
+	oom = nl_cg_key(path, "oom_kill");
 	EXPECT_GE(0, oom) TH_LOG("%ld OOM kills in the cgroup", oom);
 	EXPECT_NONLINEAR(self->map, self->len);
 }

@@ -98,6 +98,85 @@ static inline long nl_remap_vec(struct nl_vec_entry *e, unsigned long n, unsigne
 	return syscall(__NR_remap_file_pages, e, n, 0, 0, MAP_VECTOR | flags);
 }
 
+/* Writes @text to @path (a cgroup or /proc/sys file): 0, or -1 with errno */
+static inline int nl_write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t len = (ssize_t)strlen(text), w;
+
+	if (fd < 0)
+		return -1;
+	w = write(fd, text, (size_t)len);
+	close(fd);
+	return w == len ? 0 : -1;
+}
+
+/* The value of a "key value" line of a file such as memory.events (-1: none) */
+static inline long nl_cg_key(const char *path, const char *key)
+{
+	FILE *f = fopen(path, "r");
+	size_t len = strlen(key);
+	char line[256];
+	long v = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len) && line[len] == ' ') {
+			v = strtol(line + len + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+#define NL_CG_ROOT "/sys/fs/cgroup"
+
+/*
+ * Why a test cannot use a memory cgroup here (it skips), or NULL: it must
+ * run in a memdbg guest (MEMDBG_GUEST=1: the test changes the root
+ * cgroup), with cgroup2 and its memory controller.
+ */
+static inline const char *nl_memcg_unavailable(void)
+{
+	if (!getenv("MEMDBG_GUEST"))
+		return "changes the root cgroup: only in a memdbg guest (MEMDBG_GUEST=1)";
+	if (access(NL_CG_ROOT "/cgroup.controllers", F_OK))
+		return "no cgroup2 at " NL_CG_ROOT;
+	if (nl_write_file(NL_CG_ROOT "/cgroup.subtree_control", "+memory"))
+		return "cannot enable the memory controller";
+	return NULL;
+}
+
+/*
+ * Moves the calling process into a new memory cgroup NL_CG_ROOT/@name.PID
+ * with memory.max = @max; its path in @cg.  0, or -1 with errno.
+ */
+static inline int nl_memcg_enter(const char *name, const char *max, char *cg, size_t size)
+{
+	char path[256], pid[32];
+
+	snprintf(cg, size, NL_CG_ROOT "/%s.%d", name, getpid());
+	if (mkdir(cg, 0755))
+		return -1;
+	snprintf(path, sizeof(path), "%s/memory.max", cg);
+	if (nl_write_file(path, max))
+		return -1;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	snprintf(pid, sizeof(pid), "%d\n", getpid());
+	return nl_write_file(path, pid);
+}
+
+/* Moves the calling process back to the root cgroup and removes @cg */
+static inline int nl_memcg_leave(const char *cg)
+{
+	char pid[32];
+
+	snprintf(pid, sizeof(pid), "%d\n", getpid());
+	nl_write_file(NL_CG_ROOT "/cgroup.procs", pid);
+	return rmdir(cg);
+}
+
 static inline double nl_now(void)
 {
 	struct timespec ts;
