@@ -111,23 +111,32 @@ static inline int nl_write_file(const char *path, const char *text)
 	return w == len ? 0 : -1;
 }
 
-/* The value of a "key value" line of a file such as memory.events (-1: none) */
-static inline long nl_cg_key(const char *path, const char *key)
+/*
+ * The number after @key and @sep at the start of a line of @path
+ * (/proc/meminfo "Key:", /proc/vmstat and memory.events "key "); -1: none
+ */
+static inline long long nl_file_value(const char *path, const char *key, char sep)
 {
 	FILE *f = fopen(path, "r");
 	size_t len = strlen(key);
 	char line[256];
-	long v = -1;
+	long long v = -1;
 
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, len) && line[len] == ' ') {
-			v = strtol(line + len + 1, NULL, 10);
+		if (!strncmp(line, key, len) && line[len] == sep) {
+			v = strtoll(line + len + 1, NULL, 10);
 			break;
 		}
 	fclose(f);
 	return v;
+}
+
+/* The value of a "key value" line of a file such as memory.events (-1: none) */
+static inline long nl_cg_key(const char *path, const char *key)
+{
+	return (long)nl_file_value(path, key, ' ');
 }
 
 #define NL_CG_ROOT "/sys/fs/cgroup"
@@ -497,20 +506,7 @@ static inline long nl_smaps_kb(const void *addr, const char *field)
 /* A "Name: NNN kB" line of /proc/meminfo, in kB (-1: none). */
 static inline long nl_meminfo_kb(const char *name)
 {
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[256];
-	size_t len = strlen(name);
-	long v = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, name, len) && line[len] == ':') {
-			v = strtol(line + len + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
+	return (long)nl_file_value("/proc/meminfo", name, ':');
 }
 
 /*
@@ -553,20 +549,7 @@ static inline long nl_mlocked_settled_kb(long want, double secs)
 /* A counter of /proc/vmstat (-1: none). */
 static inline long long nl_vmstat(const char *name)
 {
-	FILE *f = fopen("/proc/vmstat", "r");
-	char line[256];
-	size_t len = strlen(name);
-	long long v = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, name, len) && line[len] == ' ') {
-			v = strtoll(line + len + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
+	return nl_file_value("/proc/vmstat", name, ' ');
 }
 
 /* --- /proc/self/pagemap ---------------------------------------------------------- */
