@@ -81,6 +81,13 @@ void md_backend_select(void)
             if (ok[i]) { chosen = order[i]; how = "first usable of nonlinear, guard, mprotect"; }
     }
     md_heap.backend = chosen;
+    /* Blocks share pages only through aliases in one nonlinear mapping:
+     * say so rather than run a page per block as if asked for it. */
+    if (md_opt.compact && chosen != &md_backend_nonlinear) {
+        md_warn3("compact=1 needs the nonlinear backend (a kernel with memdbg's remap_file_pages series); ignored with backend ",
+                 chosen->name, md_strlen(chosen->name), "\n");
+        md_opt.compact = 0;
+    }
     char *r = md_heap.backend_reason;
     r[0] = 0;
     append(r, sizeof md_heap.backend_reason, how, " (");

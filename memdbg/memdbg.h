@@ -69,6 +69,7 @@ void md_putx(struct md_buf *b, unsigned long long v) MEMDBG_HIDDEN; /* 0x... */
 void md_flush(struct md_buf *b) MEMDBG_HIDDEN;
 void md_write_all(int fd, const char *s, size_t n) MEMDBG_HIDDEN;
 void md_die_msg(const char *a, const char *b, const char *c) MEMDBG_HIDDEN; /* early fatal */
+void md_warn3(const char *a, const char *b, size_t blen, const char *c) MEMDBG_HIDDEN; /* early warning */
 size_t md_strlen(const char *s) MEMDBG_HIDDEN;
 int md_report_fd(void) MEMDBG_HIDDEN;
 void md_save_stderr(void) MEMDBG_HIDDEN;   /* stderr or log_path.PID, opened lazily */

@@ -126,7 +126,7 @@ static bool parse_bool(const char *v, size_t len, long *out)
 }
 
 /* "==PID==WARNING: memdbg: " a b c, on stderr (log_path is not open yet). */
-static void warn3(const char *a, const char *b, size_t blen, const char *c)
+void md_warn3(const char *a, const char *b, size_t blen, const char *c)
 {
     char pid[24];
     size_t n = sizeof pid;
@@ -142,7 +142,7 @@ static void warn3(const char *a, const char *b, size_t blen, const char *c)
 
 static void warn_unknown(const char *key, size_t klen)
 {
-    warn3("unknown option '", key, klen, "' in MEMDBG_OPTIONS ignored (see docs/libmemdbg.md)\n");
+    md_warn3("unknown option '", key, klen, "' in MEMDBG_OPTIONS ignored (see docs/libmemdbg.md)\n");
 }
 
 static void set_option(const char *key, size_t klen, const char *v, size_t vlen)
@@ -280,7 +280,7 @@ void md_options_init(void)
         size_t n = sizeof a;
         size_t v = md_opt.alignment;
         do { a[--n] = (char)('0' + v % 10); v /= 10; } while (v);
-        warn3("alignment=", a + n, sizeof a - n,
+        md_warn3("alignment=", a + n, sizeof a - n,
               " is below malloc's 16-byte promise: programs that keep flags in the low bits of\n"
               "    heap pointers (e.g. CPython's garbage collector, alignment >= 4) crash with it\n");
     }

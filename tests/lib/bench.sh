@@ -73,6 +73,30 @@ MAX_MAP=$(cat /proc/sys/vm/max_map_count 2>/dev/null || echo 65530)
 
 iters_for() { case "$1" in efence|duma|valgrind) echo $SLOW_ITERS ;; glibc) echo $GLIBC_ITERS ;; *) echo $MD_ITERS ;; esac; }
 
+# A memdbg row is memdbg-BACKEND[/VARIANT]...; md_variant NAME sets opts
+# (its MEMDBG_OPTIONS) and threads (the benchmark's thread count):
+#   2threads   2 threads, LIVE blocks each: pairs/s against one thread's
+#   batch64    free_batch=64: guards installed 64 at a time
+#   recycle    the speed/quarantine trade-off (docs/libmemdbg.md)
+#   compact    compact=1: small blocks share file pages (nonlinear only)
+#   defer64    compact_defer=64: compact frees sent 64 at a time
+md_variant() {
+    local spec=${1#memdbg-} v
+    opts="backend=${spec%%/*}:detect_leaks=0" threads=1
+    [ "$spec" = "${spec#*/}" ] && return
+    local IFS=/
+    for v in ${spec#*/}; do
+        case "$v" in
+            2threads) threads=2 ;;
+            batch64) opts+=":free_batch=64" ;;
+            recycle) opts+=":recycle_pages=1:quarantine_size_mb=64" ;;
+            compact) opts+=":compact=1" ;;
+            defer64) opts+=":compact_defer=64" ;;
+            *) echo "$0: unknown variant '$v' in $1" >&2; return 1 ;;
+        esac
+    done
+}
+
 one() {   # one NAME LIVE -> prints a table row
     local name=$1 live=$2 iters line tmo=300
     [ "$live" -ge 500000 ] && tmo=1500   # setting up 1M blocks takes minutes under TCG
@@ -89,16 +113,10 @@ one() {   # one NAME LIVE -> prints a table row
         duma) line=$(DUMA_DISABLE_BANNER=1 LD_PRELOAD=$DUMA timeout 300 "$BENCH" "$live" "$iters" 2>/dev/null) ;;
         valgrind)   # memcheck, leak check off as for memdbg (detect_leaks=0)
             line=$(timeout 600 "$VALGRIND" -q --leak-check=no "$BENCH" "$live" "$iters" 2>/dev/null) ;;
-        memdbg-*/2threads)   # 2 threads, LIVE blocks each: pairs/s against one thread's
-            local b=${name#memdbg-}; b=${b%/2threads}
-            line=$(LD_PRELOAD=$LIB MEMDBG_OPTIONS="backend=$b:detect_leaks=0" timeout 300 "$BENCH" "$live" "$iters" 2 2>/dev/null) ;;
-        memdbg-*/batch64)   # free_batch=64: guards installed 64 at a time
-            local b=${name#memdbg-}; b=${b%/batch64}
-            line=$(LD_PRELOAD=$LIB MEMDBG_OPTIONS="backend=$b:detect_leaks=0:free_batch=64" timeout 300 "$BENCH" "$live" "$iters" 2>/dev/null) ;;
-        memdbg-*/recycle)   # the speed/quarantine trade-off (docs/libmemdbg.md)
-            local b=${name#memdbg-}; b=${b%/recycle}
-            line=$(LD_PRELOAD=$LIB MEMDBG_OPTIONS="backend=$b:detect_leaks=0:recycle_pages=1:quarantine_size_mb=64" timeout 300 "$BENCH" "$live" "$iters" 2>/dev/null) ;;
-        memdbg-*) line=$(LD_PRELOAD=$LIB MEMDBG_OPTIONS="backend=${name#memdbg-}:detect_leaks=0" timeout $tmo "$BENCH" "$live" "$iters" 2>/dev/null) ;;
+        memdbg-*)
+            local opts threads
+            md_variant "$name"
+            line=$(LD_PRELOAD=$LIB MEMDBG_OPTIONS="$opts" timeout $tmo "$BENCH" "$live" "$iters" $threads 2>/dev/null) ;;
     esac
     local rc=$?
     if echo "$line" | grep -q ns_per_pair; then
@@ -112,6 +130,7 @@ one() {   # one NAME LIVE -> prints a table row
         local key=${name//-/_}; key=${key//\//_}
         eval "NS_${key}_$live=$ns"
         eval "CPU_${key}_$live=$cpu"
+        eval "PPS_${key}_$live=${pps:-0}"
     else
         printf '%-22s %9s %12s %12s %12s %10s\n' "$name" "$live" "FAILED" "-" "-" "rc=$rc"
     fi
@@ -132,10 +151,18 @@ fi
 printf '%-22s %9s %12s %12s %12s %10s %10s\n' allocator live ns/pair cpu/pair rss_kB vmas pairs/s
 names=()
 for b in "${backends[@]}"; do names+=("memdbg-$b"); done
-# 2 threads (scaling) and free_batch=64 (deferred guards), each backend
-for b in "${backends[@]}"; do names+=("memdbg-$b/2threads" "memdbg-$b/batch64"); done
+# 2 threads (scaling), each backend; free_batch=64 (deferred guards) where
+# it acts (nonlinear guards inside free; compact_defer is its deferral)
+for b in "${backends[@]}"; do
+    names+=("memdbg-$b/2threads")
+    [ "$b" = nonlinear ] || names+=("memdbg-$b/batch64")
+done
 # recycle_pages acts on mprotect only (guard frees the page with the guard)
 for b in "${backends[@]}"; do [ "$b" = mprotect ] && names+=("memdbg-$b/recycle"); done
+# compact mode (nonlinear only): at once, deferred, and 2 threads of each
+for b in "${backends[@]}"; do
+    [ "$b" = nonlinear ] && names+=("memdbg-$b/compact" "memdbg-$b/compact/defer64" "memdbg-$b/compact/2threads" "memdbg-$b/compact/defer64/2threads")
+done
 [ -n "$EFENCE" ] && names+=(efence)
 [ -n "$DUMA" ] && names+=(duma)
 [ -n "$VALGRIND" ] && names+=(valgrind)
@@ -166,27 +193,58 @@ for n in "${names[@]}"; do
     fi
 done
 
-# Interleaved rounds at 10k live blocks: the ratio of each round, then the
-# median ratio.
+# Scaling: pairs per second of 2 threads against one thread's, same options
+# (issue 12's goal: at least 1.5x).
+for n in "${names[@]}"; do
+    case "$n" in memdbg-*/2threads) ;; *) continue ;; esac
+    base=${n%/2threads}
+    for live in $SIZES; do
+        k2=${n//-/_}; k2=PPS_${k2//\//_}_$live
+        k1=${base//-/_}; k1=PPS_${k1//\//_}_$live
+        [ "${!k2:-0}" -gt 0 ] && [ "${!k1:-0}" -gt 0 ] || continue
+        echo "# $live live blocks: $n $(awk -v a="${!k2}" -v b="${!k1}" 'BEGIN { printf "%.2f", a / b }')x the pairs/s of $base (issue 12's goal: >= 1.5x)"
+    done
+done
+
+# Interleaved rounds at 10k live blocks: each memdbg variant that guards
+# every free at once (the first backend; with nonlinear also compact mode),
+# Electric Fence and DUMA one after the other in each round; the ratio of
+# each round, then the median and the lowest.
 if [ "$ROUNDS" -gt 0 ] && [ ${#backends[@]} -gt 0 ] && [ -n "$EFENCE" ] && [ -n "$DUMA" ]; then
-    b=${backends[0]}
-    echo "# $ROUNDS interleaved rounds at 10000 live blocks: memdbg-$b 8000 pairs, efence 800, duma 500 (us per pair, wall/cpu)"
-    ratios_e=() ratios_d=()
+    variants=("memdbg-${backends[0]}")
+    [ "${backends[0]}" = nonlinear ] && variants+=("memdbg-nonlinear/compact")
+    echo "# $ROUNDS interleaved rounds at 10000 live blocks: ${variants[*]} 8000 pairs each, efence 800, duma 500 (us per pair, wall/cpu)"
+    declare -A ratios_e ratios_d
+    pair_ns() { sed -n 's/.* ns_per_pair=\([0-9]*\) cpu_ns_per_pair=\([0-9]*\).*/\1 \2/p'; }
     for r in $(seq 1 "$ROUNDS"); do
-        m=$(LD_PRELOAD=$LIB MEMDBG_OPTIONS="backend=$b:detect_leaks=0" timeout 300 "$BENCH" 10000 8000 2>/dev/null)
-        e=$(EF_ALLOW_MALLOC_0=1 LD_PRELOAD=$EFENCE timeout 300 "$BENCH" 10000 800 2>/dev/null)
-        d=$(DUMA_DISABLE_BANNER=1 LD_PRELOAD=$DUMA timeout 300 "$BENCH" 10000 500 2>/dev/null)
-        line=$(printf '%s\n%s\n%s\n' "$m" "$e" "$d" | sed -n 's/.* ns_per_pair=\([0-9]*\) cpu_ns_per_pair=\([0-9]*\).*/\1 \2/p' | tr '\n' ' ')
-        set -- $line
-        if [ $# -ne 6 ]; then echo "# round $r: FAILED"; continue; fi
-        re=$(awk -v a="$3" -v b="$1" 'BEGIN { printf "%.1f", a / b }')
-        rd=$(awk -v a="$5" -v b="$1" 'BEGIN { printf "%.1f", a / b }')
-        ratios_e+=("$re") ratios_d+=("$rd")
-        echo "# round $r: memdbg-$b $(( $1 / 1000 ))/$(( $2 / 1000 )) efence $(( $3 / 1000 ))/$(( $4 / 1000 )) duma $(( $5 / 1000 ))/$(( $6 / 1000 )): ${re}x faster than Electric Fence, ${rd}x than DUMA"
+        ms=()
+        for v in "${variants[@]}"; do
+            md_variant "$v"
+            ms+=("$(LD_PRELOAD=$LIB MEMDBG_OPTIONS="$opts" timeout 300 "$BENCH" 10000 8000 2>/dev/null | pair_ns)")
+        done
+        e=$(EF_ALLOW_MALLOC_0=1 LD_PRELOAD=$EFENCE timeout 300 "$BENCH" 10000 800 2>/dev/null | pair_ns)
+        d=$(DUMA_DISABLE_BANNER=1 LD_PRELOAD=$DUMA timeout 300 "$BENCH" 10000 500 2>/dev/null | pair_ns)
+        if [ -z "$e" ] || [ -z "$d" ]; then echo "# round $r: FAILED (efence '$e', duma '$d')"; continue; fi
+        set -- $e $d
+        text="# round $r: efence $(( $1 / 1000 ))/$(( $2 / 1000 )) duma $(( $3 / 1000 ))/$(( $4 / 1000 ))"
+        for k in "${!variants[@]}"; do
+            v=${variants[$k]}
+            set -- ${ms[$k]} $e $d
+            if [ $# -ne 6 ]; then text+="; $v FAILED"; continue; fi
+            re=$(awk -v a="$3" -v b="$1" 'BEGIN { printf "%.1f", a / b }')
+            rd=$(awk -v a="$5" -v b="$1" 'BEGIN { printf "%.1f", a / b }')
+            ratios_e[$v]+="$re " ratios_d[$v]+="$rd "
+            text+="; $v $(( $1 / 1000 ))/$(( $2 / 1000 )): ${re}x Electric Fence, ${rd}x DUMA"
+        done
+        echo "$text"
     done
     med() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
     least() { printf '%s\n' "$@" | sort -n | head -n 1; }
     # issue 12's goal holds when every round reaches it: the minimum too
-    [ ${#ratios_e[@]} -gt 0 ] &&
-        echo "# median of ${#ratios_e[@]} rounds: memdbg-$b $(med "${ratios_e[@]}")x faster than Electric Fence (lowest round $(least "${ratios_e[@]}")x), $(med "${ratios_d[@]}")x than DUMA (lowest $(least "${ratios_d[@]}")x) (issue 12's goal: >= 50x than Electric Fence at 10k live blocks, every round)"
+    for v in "${variants[@]}"; do
+        [ -n "${ratios_e[$v]:-}" ] || continue
+        set -- ${ratios_e[$v]}; n=$#; me=$(med "$@"); le=$(least "$@")
+        set -- ${ratios_d[$v]}
+        echo "# median of $n rounds: $v ${me}x faster than Electric Fence (lowest round ${le}x), $(med "$@")x than DUMA (lowest $(least "$@")x) (issue 12's goal: >= 50x than Electric Fence at 10k live blocks, every round)"
+    done
 fi

@@ -1265,6 +1265,21 @@ else
         tap "compact: $d" t_compact_$d "compact mode needs the nonlinear backend"
     done
 fi
+t_compact_elsewhere() {   # asked for where it cannot be: one warning, a page per block, still caught
+    run "$CP" "$T/t_uaf" read
+    rc_is 1 && first_line_is heap-use-after-free || return 1
+    # one warning per process (timeout(1), which runs the test, has its own)
+    local pid
+    pid=$(sed -n 's/^==\([0-9]*\)==ERROR: memdbg.*/\1/p' "$ERR" | head -n 1)
+    [ "$(grep -c "^==$pid==WARNING: memdbg: compact=1" "$ERR")" = 1 ] ||
+        fail "not one compact=1 warning from the program (pid $pid)" || return 1
+    has "^==[0-9]+==WARNING: memdbg: compact=1 needs the nonlinear backend \(a kernel with memdbg's remap_file_pages series\); ignored with backend $ACTUAL\$"
+}
+if [ "$ACTUAL" = nonlinear ]; then
+    tap "compact=1 with another backend: warned and ignored" t_compact_elsewhere "this backend is nonlinear"
+else
+    tap "compact=1 with another backend: warned and ignored" t_compact_elsewhere
+fi
 
 why=$(echo "$probe" | sed -n 's/.*nonlinear: no, \([^;]*\);.*/\1/p')
 if [ -z "$why" ] && [ "$ACTUAL" != unavailable ]; then
