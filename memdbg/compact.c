@@ -149,6 +149,22 @@ static uint32_t chunk_of(const struct md_slot *s)
     return (uint32_t)((MD_PAGE - s->win_hi) / chunk_size[cpages[s->file_page].cls - 1]);
 }
 
+/* The live block in the chunk just below s's (chunk index + 1, lower
+ * addresses) of the same file page, or 0.  No chunk-to-slot map is kept
+ * (it would cost memory per page for an error path): the slots are
+ * scanned, only when a report needs it. */
+uint32_t md_compact_below(const struct md_slot *s)
+{
+    if (!active || !s->win_hi) return 0;
+    uint32_t fp = s->file_page, want = chunk_of(s) + 1;
+    if (want >= per_page(cpages[fp].cls - 1)) return 0;
+    for (uint32_t id = 1; id <= md_heap.nslots; id++) {
+        const struct md_slot *n = &md_heap.slots[id];
+        if (n->state == SLOT_LIVE && n->win_hi && n->file_page == fp && chunk_of(n) == want) return id;
+    }
+    return 0;
+}
+
 /* A slot of 1 data page + guard whose data page is to show chunk idx of
  * file page fp; 0 when address space is out. */
 static uint32_t new_slot(uint32_t cls, uint32_t fp, uint32_t idx, struct md_rfp_entry *e)

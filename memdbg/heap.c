@@ -4,7 +4,10 @@
 
 #include "memdbg.h"
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -276,6 +279,34 @@ static struct md_slot *validate_for_free(void *p, struct md_stack *st, int deall
     return 0;
 }
 
+/* A compact block's head padding is also where the block below it in
+ * the shared page ends up when it overflows past its redzone: when that
+ * neighbour is live and its own tail padding is damaged, it is the
+ * culprit (an underflow of s would not touch it).  Returns its id, 0 if
+ * none; *bad: the damaged byte of its padding nearest to it. */
+uint32_t md_overflow_from_below(const struct md_slot *s, uintptr_t *bad)
+{
+    const struct md_backend *be = md_heap.backend;
+    uint32_t id = be->window_below && s->win_hi ? be->window_below(s) : 0;
+    if (!id) return 0;
+    struct md_slot *n = &md_heap.slots[id];
+    if (__atomic_load_n(&n->filling, __ATOMIC_ACQUIRE)) return 0;
+    /* The program may have made the neighbour's page unreadable (as
+     * t_protected_block does to its own block): then no blame. */
+    sigjmp_buf env, *outer = md_block_read_jmp;
+    sigset_t mask;
+    volatile bool overflowed = false;
+    pthread_sigmask(SIG_SETMASK, NULL, &mask);
+    if (sigsetjmp(env, 0) == 0) {
+        md_block_read_jmp = &env;
+        overflowed = !md_check_padding(n, bad) && *bad >= n->user + n->size;
+    } else {
+        pthread_sigmask(SIG_SETMASK, &mask, NULL);
+    }
+    md_block_read_jmp = outer;
+    return overflowed ? id : 0;
+}
+
 /* Reports a damaged padding; true when it is intact. */
 static bool check_block_padding(struct md_slot *s, struct md_stack *st)
 {
@@ -286,6 +317,13 @@ static bool check_block_padding(struct md_slot *s, struct md_stack *st)
         .addr = bad, .access = 2, .frames = st->frames, .nframes = st->n, .slot = s,
         .how = "the padding next to the block was overwritten; found when it was freed",
     };
+    uint32_t below;
+    if (e.kind == ERR_UNDERFLOW && (below = md_overflow_from_below(s, &e.addr)) != 0) {
+        e.kind = ERR_OVERFLOW;
+        e.slot = &md_heap.slots[below];
+        e.how = "the block overflowed past its redzone into the padding of the block above it (compact mode); "
+                "found when that block was freed";
+    }
     md_report_error(&e);
     if (md_opt.halt_on_error) md_error_finish(true);
     return false;

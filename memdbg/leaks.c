@@ -246,6 +246,9 @@ static void check_live_padding(void)
         if (s->state != SLOT_LIVE || __atomic_load_n(&s->filling, __ATOMIC_ACQUIRE) ||
             md_check_padding(s, &bad))
             continue;
+        /* a compact neighbour's overflow: reported with that block */
+        uintptr_t from_below;
+        if (bad < s->user && md_overflow_from_below(s, &from_below)) continue;
         struct md_error_info e = {
             .kind = bad >= s->user + s->size ? ERR_OVERFLOW : ERR_UNDERFLOW,
             .addr = bad, .access = 2, .slot = s,

@@ -347,6 +347,10 @@ struct md_backend {
      * `size` bytes aligned to `align`, with a window (see struct md_slot),
      * or 0 for the ordinary path.  release() retires such slots too. */
     uint32_t (*take_window)(size_t size, size_t align);
+    /* With the lock held (NULL: none): the live block whose window lies
+     * just below window slot s's in their shared page (0: none).  Its
+     * overflow past its redzone lands in s's head padding. */
+    uint32_t (*window_below)(const struct md_slot *s);
 };
 extern const struct md_backend md_backend_nonlinear MEMDBG_HIDDEN;
 extern const struct md_backend md_backend_guard MEMDBG_HIDDEN;
@@ -365,6 +369,7 @@ void md_free(void *p, int dealloc) MEMDBG_HIDDEN;
 void *md_realloc(void *p, size_t size) MEMDBG_HIDDEN;
 size_t md_usable_size(const void *p) MEMDBG_HIDDEN;
 bool md_check_padding(struct md_slot *s, uintptr_t *bad) MEMDBG_HIDDEN;
+uint32_t md_overflow_from_below(const struct md_slot *s, uintptr_t *bad) MEMDBG_HIDDEN;
 uint32_t md_thread_id(void) MEMDBG_HIDDEN;
 extern MEMDBG_TLS int md_in_runtime MEMDBG_HIDDEN; /* re-entrancy guard */
 /* Set while memdbg reads live blocks with plain loads (leak scan, padding

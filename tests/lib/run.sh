@@ -1251,7 +1251,39 @@ t_compact_memory() {   # 100k live 32-byte blocks: less than 32 MiB (a page per 
     [ -n "$pss" ] && [ "$pss" -lt 32768 ] || fail "Pss ${pss} KiB" || return 1
     [ -n "$fkb" ] && [ "$fkb" -ge 0 ] && [ "$fkb" -lt 8192 ] || fail "heap file ${fkb} KiB"
 }
+t_compact_blame() {   # an overflow past the redzone is the overflowing block's, not its neighbour's
+    run "$CP" "$T/t_compact" blame 24
+    rc_is 1 && first_line_is heap-buffer-overflow && out_has '^overflowed$' && ! grep -q 'not neighbours' "$OUT" &&
+        has 'is located 0 bytes after 96-byte region' && has 'into the padding of the block above it' &&
+        section_has '^allocated by thread' make_lower || return 1
+    ! grep -q ' in make_upper ' "$ERR" || fail "names the neighbour's allocation" || return 1
+    # both live at exit: one report, the overflowing block's
+    run "$CP:detect_leaks=0" "$T/t_compact" blame 40 keep
+    rc_is 1 && first_line_is heap-buffer-overflow && has 'is located 0 bytes after 96-byte region' &&
+        section_has '^allocated by thread' make_lower || return 1
+    [ "$(grep -c 'ERROR: memdbg' "$ERR")" = 1 ] || fail "not one report" || return 1
+    hasnt 'heap-buffer-underflow' || return 1
+    # the lower block's page unreadable: the upper one's damage as before, no fault in memdbg
+    run "$CP:detect_leaks=0" "$T/t_compact" blame 24 protect
+    rc_is 1 && first_line_is heap-buffer-underflow && has 'is located 9 bytes before 96-byte region' &&
+        hasnt 'SEGV|fault in report'
+}
+t_compact_blame_emulated() {   # the same logic where the kernel lacks the series (host)
+    BACKEND=nonlinear MEMDBG_TEST_OPTIONS="nonlinear_emulation=1${MEMDBG_TEST_OPTIONS:+:$MEMDBG_TEST_OPTIONS}"
+    t_compact_blame
+}
+t_compact_protect_below() {   # blocks at a page start cannot share pages: warned, a page per block
+    [ "$ACTUAL" = nonlinear ] || BACKEND=nonlinear MEMDBG_TEST_OPTIONS="nonlinear_emulation=1${MEMDBG_TEST_OPTIONS:+:$MEMDBG_TEST_OPTIONS}"
+    run "$CP:protect_below=1" "$T/t_compact" share
+    rc_is 0 && out_has '^shared=0' || return 1
+    has "^==[0-9]+==WARNING: memdbg: compact=1 is ignored with protect_below=1"
+}
+if [ "$ACTUAL" != nonlinear ]; then
+    tap "compact (emulated): an overflow into the block above is reported as the overflowing block's" t_compact_blame_emulated
+fi
+tap "compact=1 with protect_below=1: warned and ignored" t_compact_protect_below
 if [ "$ACTUAL" = nonlinear ]; then
+    tap "compact: an overflow into the block above is reported as the overflowing block's" t_compact_blame
     tap "compact: small blocks share a file page" t_compact_share
     tap "compact: a freed block's bytes serve the next block at a new address" t_compact_reuse
     tap "compact: use-after-free page-exact after 100k reuses of its bytes (also compact_defer)" t_compact_uaf
@@ -1261,7 +1293,7 @@ if [ "$ACTUAL" = nonlinear ]; then
     tap "compact: 100k live 32-byte blocks in less than 32 MiB" t_compact_memory
     tap "compact: 4 threads with cross-thread frees" t_compact_threads
 else
-    for d in share reuse uaf pageend inpage programs memory threads; do
+    for d in blame share reuse uaf pageend inpage programs memory threads; do
         tap "compact: $d" t_compact_$d "compact mode needs the nonlinear backend"
     done
 fi

@@ -9,6 +9,13 @@
  *   pageend    overflow by 1 of a block that ends at its page's end
  *   inpage     overflow by 1 of a 32-byte block that does not: found at
  *              free in compact mode (at the access with a page per block)
+ *   blame N [keep]  two 96-byte blocks of one page, the lower one
+ *              overflowed by N bytes (past its 16-byte redzone into the
+ *              upper one's padding), then the upper one freed (keep: both
+ *              stay live to exit; protect: the lower one's page made
+ *              unreadable first): the report must name the lower one
+ *              (make_lower), not the upper (make_upper), unless it
+ *              cannot be read
  *   rss N SIZE N live blocks of SIZE bytes: prints VmRSS, Pss and the
  *              heap file's size in KiB */
 #include "proc_kb.h"
@@ -16,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +32,8 @@ char *make_buffer(size_t n) { return malloc(n); }
 void do_overflow_write(char *p, size_t i) { p[i] = 'x'; }
 int do_read(char *p, size_t i) { return p[i]; }
 void free_buffer(char *p) { free(p); }
+char *make_upper(size_t n) { return malloc(n); }
+char *make_lower(size_t n) { return malloc(n); }
 
 static uintptr_t off(const void *p) { return (uintptr_t)p & 4095; }
 static uintptr_t page(const void *p) { return (uintptr_t)p & ~(uintptr_t)4095; }
@@ -78,6 +88,24 @@ int main(int argc, char **argv)
         printf("survived the write\n");
         fflush(stdout);
         free_buffer(p);
+        printf("survived free\n");
+    } else if (!strcmp(mode, "blame") && argc > 2) {
+        /* a fresh file page's chunk 0 lies at its top, chunk 1 below
+         * it (112-byte chunks: 96 + the 16-byte redzone); each block is
+         * seen at a virtual page of its own */
+        size_t n = (size_t)atol(argv[2]);
+        char *upper = make_upper(96), *lower = make_lower(96);
+        if (off(upper) != 4096 - 96 || off(lower) != 4096 - 112 - 16 - 96)
+            printf("not neighbours: %#lx %#lx\n", (unsigned long)off(upper), (unsigned long)off(lower));
+        memset(lower + 96, 'Z', n);
+        printf("overflowed\n");
+        fflush(stdout);
+        if (argc > 3 && !strcmp(argv[3], "keep")) return 0;
+        /* the program made the lower block's page unreadable: memdbg must
+         * not fault reading its padding (and cannot blame it) */
+        if (argc > 3 && !strcmp(argv[3], "protect") && mprotect((void *)page(lower), 4096, PROT_NONE) != 0)
+            return 3;
+        free_buffer(upper);
         printf("survived free\n");
     } else if (!strcmp(mode, "rss") && argc > 3) {
         long n = atol(argv[2]);
