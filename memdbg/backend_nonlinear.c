@@ -38,15 +38,50 @@ static int rfp(uintptr_t addr, size_t len, int prot, size_t pgoff)
                        (off_t)pgoff << MD_PAGE_SHIFT);
         return r == MAP_FAILED ? -1 : 0;
     }
+    /* EINTR comes only with a fatal signal pending (mmap_write_lock_killable) */
     for (;;) {
         if (syscall(SYS_remap_file_pages, addr, len, prot, pgoff, MAP_CHGPROT | MAP_NONBLOCK) == 0) return 0;
-        if (errno != EINTR && errno != EAGAIN) return -1;
+        if (errno != EINTR) return -1;
     }
 }
 
 int md_nonlinear_rfp(uintptr_t addr, size_t len, int prot, size_t pgoff)
 {
     return rfp(addr, len, prot, pgoff);
+}
+
+/* The heap lock is given up around the calls of a malloc's or a free's
+ * common path, so that no thread waits for another's kernel work: the
+ * call maps or guards pages only this thread can reach (a slot being set
+ * up: SLOT_READY, in no list; or a block being freed: SLOT_QUARANTINED,
+ * not in the FIFO yet, so its addresses are not reused, its run back in
+ * the pool only after the call).  `sending` (0: none) names the slot whose
+ * mapping is in flight, for fork (SLOT_F_SENDING).  Called with the lock,
+ * returns with it. */
+int md_nonlinear_send_unlocked(uint32_t sending, const struct md_rfp_entry *e, uint32_t n,
+                               uint32_t (*send)(const struct md_rfp_entry *, uint32_t))
+{
+    struct md_slot *s = sending ? &md_heap.slots[sending] : 0;
+    if (s) s->flags |= SLOT_F_SENDING;
+    md_heap_unlock();
+    uint32_t done = send(e, n);
+    int err = errno;
+    md_heap_lock();
+    if (s) s->flags &= (uint8_t)~SLOT_F_SENDING;
+    errno = err;
+    return (int)done;
+}
+
+static uint32_t send_one(const struct md_rfp_entry *e, uint32_t n)
+{
+    return n && rfp((uintptr_t)e->addr, (size_t)e->size, (int)e->prot, (size_t)e->pgoff) == 0;
+}
+
+/* One call of the common path without the heap lock (above). */
+static int rfp_unlocked(uint32_t sending, uintptr_t addr, size_t len, int prot, size_t pgoff)
+{
+    struct md_rfp_entry e = { .addr = addr, .size = len, .pgoff = pgoff, .prot = (uint32_t)prot };
+    return md_nonlinear_send_unlocked(sending, &e, 1, send_one) == 1 ? 0 : -1;
 }
 
 static int nonlinear_probe(char *why, size_t whylen)
@@ -169,19 +204,29 @@ static int nonlinear_commit(struct md_slot *s, uint32_t page, uint32_t n)
         }
         s->flags = f | SLOT_F_HAS_FILE;
     }
-    if (s->flags & SLOT_F_MIXED) return map_listed(page, n);
-    return rfp(md_page_addr(page), (size_t)n << MD_PAGE_SHIFT, PROT_READ | PROT_WRITE,
-               s->file_page + (page - md_slot_data_page(s)));
+    if (s->flags & SLOT_F_MIXED) return map_listed(page, n);   /* after realloc moves only */
+    if (rfp_unlocked((uint32_t)(s - md_heap.slots), md_page_addr(page), (size_t)n << MD_PAGE_SHIFT,
+                     PROT_READ | PROT_WRITE, s->file_page + (page - md_slot_data_page(s))) == 0)
+        return 0;
+    /* The call may have mapped the range up to a page table it could not
+     * allocate: guard it all again, and only then may the run serve
+     * another block (else it stays with the slot, unused). */
+    if (rfp(md_page_addr(page), (size_t)n << MD_PAGE_SHIFT, PROT_NONE, 0) == 0) {
+        md_fp_put_run(s->cls, s->file_page, 0, 0, 0, md_fp_generation());
+        s->flags &= (uint8_t)~(SLOT_F_HAS_FILE | SLOT_F_PADDED);
+    }
+    return -1;
 }
 
 /* Gives a slot's file pages back to the pool, except the n pages from file
  * page `keep` on (moved to another slot; n may be 0). */
-static void give_back(struct md_slot *s, uint32_t page, uint32_t npages, uint32_t keep, uint32_t n)
+static void give_back(struct md_slot *s, uint32_t page, uint32_t npages, uint32_t keep, uint32_t n,
+                      uint32_t seen)
 {
     if (s->flags & SLOT_F_HAS_FILE) {
         if (n == 0) {
             bool padded = s->flags & SLOT_F_PADDED;
-            md_fp_put_run(s->cls, s->file_page, padded ? s->pad_lo : 0, padded ? s->pad_hi : 0, npages);
+            md_fp_put_run(s->cls, s->file_page, padded ? s->pad_lo : 0, padded ? s->pad_hi : 0, npages, seen);
         } else {
             for (uint32_t i = s->pages - 1; i-- > 0;)
                 if (s->file_page + i - keep >= n) md_fp_put_loose(s->file_page + i);
@@ -197,8 +242,11 @@ static int nonlinear_release(struct md_slot *s, uint32_t page, uint32_t n)
 {
     if (s->win_hi) return md_compact_release(s);
     md_compact_flush();
-    if (rfp(md_page_addr(page), (size_t)n << MD_PAGE_SHIFT, PROT_NONE, 0) != 0) return -1;
-    give_back(s, page, n, 0, 0);
+    /* the padding was checked in this generation (a fork child made while
+     * the guard is sent has no copy of the run's pages) */
+    uint32_t seen = md_fp_generation();
+    if (rfp_unlocked(0, md_page_addr(page), (size_t)n << MD_PAGE_SHIFT, PROT_NONE, 0) != 0) return -1;
+    give_back(s, page, n, 0, 0, seen);
     return 0;
 }
 
@@ -236,7 +284,7 @@ static int nonlinear_move_pages(struct md_slot *from, uint32_t from_page, struct
         else rfp(md_page_addr(d1), (size_t)n1 << MD_PAGE_SHIFT, PROT_READ | PROT_WRITE, from->file_page);
         return -1;
     }
-    give_back(from, d1, n1, keep, n);
+    give_back(from, d1, n1, keep, n, md_fp_generation());
     return 0;
 }
 
@@ -259,6 +307,7 @@ static uint64_t *live_bits;   /* file page -> live (only set during a copy) */
 static uint32_t *file_at;     /* file page -> arena page showing it (where live) */
 static struct iovec iov[1024];
 static bool copied_whole;     /* the copy holds every file page in use */
+static bool copied_sending;   /* ...or at least those of SLOT_F_SENDING slots */
 
 /* A slot whose data pages show file pages: live, or ready (committed,
  * not yet handed out; a compact window is mapped when it is made). */
@@ -352,13 +401,17 @@ static int nonlinear_fork_prepare(bool mid_call)
     /* Pages that are not mapped can be read from the memfd only. */
     copied_whole = mid_call && from_fd;
     if (copied_whole) {
+        copied_sending = true;
         int rc = extent ? write_run(fd, 0, extent, true) : 0;
         if (rc != 0) { close(fd); return -1; }
         return fd;
     }
+    /* A slot another thread is mapping without the heap lock may not be
+     * mapped yet: its pages can be copied from the memfd only. */
+    copied_sending = from_fd;
     for (uint32_t id = 1; id <= md_heap.nslots; id++) {
         struct md_slot *s = &md_heap.slots[id];
-        if (!slot_shows_file(s)) continue;
+        if (!slot_shows_file(s) || (!from_fd && (s->flags & SLOT_F_SENDING))) continue;
         uint32_t d = md_slot_data_page(s);
         for (uint32_t i = 0; i < s->data_pages; i++) mark_live(file_of(s, d + i), d + i);
     }
@@ -388,6 +441,7 @@ static int nonlinear_after_fork(int fd, bool mid_call)
      * longer ours can still lose the history of the run the interrupted
      * call was taking: its next block's padding may then be reported.) */
     if (!copied_whole) md_fp_fork_child();
+    md_compact_fork_child();
     void *p = mmap((void *)md_heap.base, md_heap.size, PROT_READ | PROT_WRITE,
                    MAP_SHARED | MAP_FIXED | MAP_NORESERVE, md_heap.fd, 0);
     if (p == MAP_FAILED) return -1;
@@ -401,6 +455,12 @@ static int nonlinear_after_fork(int fd, bool mid_call)
         struct md_slot *s = &md_heap.slots[id];
         if (!slot_shows_file(s)) continue;
         uint32_t d = md_slot_data_page(s);
+        /* Mapped here whatever became of the call in flight in the parent
+         * (this thread's, resumed, maps it again).  Its run was not copied:
+         * it reads as zero, with no padding yet.  (A window is filled whole
+         * at malloc anyway, its page may hold other chunks.) */
+        if ((s->flags & SLOT_F_SENDING) && !copied_sending && !s->win_hi)
+            s->flags = (uint8_t)((s->flags & ~SLOT_F_PADDED) | SLOT_F_FRESH);
         if (s->flags & SLOT_F_MIXED) {
             if (map_listed(d, s->data_pages) != 0) return -1;
         } else if (rfp(md_page_addr(d), (size_t)s->data_pages << MD_PAGE_SHIFT, PROT_READ | PROT_WRITE,

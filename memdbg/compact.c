@@ -23,7 +23,12 @@
  * (or, past the redzone, its neighbour) is freed; reads of the neighbours'
  * bytes are not found at all.
  *
- * Called with the heap lock held. */
+ * Called with the heap lock held.  An immediate free's call and a refill's
+ * call are made without it (md_nonlinear_send_unlocked): the slots they
+ * map are READY and counted in reserved[], not in the cache yet, and the
+ * freed block is not in the quarantine FIFO yet.  compact_defer's batch
+ * is sent with the lock held, once per N frees: the order of its entries
+ * against every other change of the mapping rests on it. */
 #include "memdbg.h"
 #include "compact.h"
 #include "nonlinear_abi.h"
@@ -62,9 +67,13 @@ static bool active, have_vector;
 #define PEND_MAX MD_RFP_VECTOR_MAX
 static struct md_rfp_entry pend[PEND_MAX];
 static uint32_t pend_slot[PEND_MAX];
+/* a guard's chunk given back before the guard is sent: fp * 128 + idx + 1 */
+static uint32_t pend_chunk[PEND_MAX];
 static uint32_t npend, pend_frees;
-static struct md_rfp_entry refill_e[REFILL];
-static uint32_t refill_id[REFILL];
+static bool warned_guard;
+/* This thread's call in flight without the heap lock: class + 1 and the
+ * number of slots it maps (fork child: the only such call that will end). */
+static MEMDBG_TLS uint32_t sending_cls, sending_n;
 
 static uint32_t per_page(uint32_t cls) { return (uint32_t)(MD_PAGE / chunk_size[cls]); }
 
@@ -81,8 +90,9 @@ void md_compact_init(void)
     active = true;
 }
 
-/* Sends entries [0, n) in order; returns how many were done. */
-static uint32_t send(struct md_rfp_entry *e, uint32_t n)
+/* Sends entries [0, n) in order; returns how many were done (the next
+ * one failed).  EINTR comes only with a fatal signal pending. */
+static uint32_t send(const struct md_rfp_entry *e, uint32_t n)
 {
     uint32_t done = 0;
     while (done < n) {
@@ -91,7 +101,7 @@ static uint32_t send(struct md_rfp_entry *e, uint32_t n)
             long r = syscall(SYS_remap_file_pages, e + done, (unsigned long)k, 0UL, 0UL,
                              (unsigned long)(MAP_VECTOR | MAP_CHGPROT | VECTOR_NONBLOCK));
             if (r > 0) { done += (uint32_t)r; continue; }
-            if (errno == EINTR || errno == EAGAIN) continue;
+            if (errno == EINTR) continue;
             return done;
         }
         if (md_nonlinear_rfp((uintptr_t)e[done].addr, (size_t)e[done].size, (int)e[done].prot,
@@ -119,6 +129,11 @@ static int take_chunk(uint32_t cls, uint32_t *fp, uint32_t *idx)
     }
     uint32_t p = partial[cls] - 1;
     struct cpage *c = &cpages[p];
+    if (!c->free[0] && !c->free[1]) {   /* its last free chunk was taken back (chunk_unfree) */
+        partial[cls] = c->next;
+        c->listed = 0;
+        return take_chunk(cls, fp, idx);
+    }
     int w = c->free[0] ? 0 : 1;
     uint32_t i = (uint32_t)__builtin_ctzll(c->free[w]);
     c->free[w] &= c->free[w] - 1;
@@ -142,6 +157,13 @@ static void put_chunk(uint32_t fp, uint32_t idx)
         c->next = partial[c->cls - 1];
         partial[c->cls - 1] = fp + 1;
     }
+}
+
+/* A chunk given back too early: its old page's guard failed. */
+static void chunk_unfree(uint32_t code)
+{
+    uint32_t fp = (code - 1) / 128, idx = (code - 1) % 128;
+    cpages[fp].free[idx / 64] &= ~(1ull << (idx % 64));
 }
 
 static uint32_t chunk_of(const struct md_slot *s)
@@ -187,50 +209,111 @@ static uint32_t new_slot(uint32_t cls, uint32_t fp, uint32_t idx, struct md_rfp_
     return id;
 }
 
-/* A prepared slot whose map entry failed: chunk and address space back. */
-static void drop_slot(uint32_t id)
+/* A prepared slot whose map entry failed: address space back, and the
+ * chunk unless it is still shown elsewhere (its old page's guard failed). */
+static void drop_slot_keep_chunk(uint32_t id, bool chunk_free)
 {
     struct md_slot *s = &md_heap.slots[id];
-    put_chunk(s->file_page, chunk_of(s));
+    if (chunk_free) put_chunk(s->file_page, chunk_of(s));
     s->data_pages = 0;
     s->win_hi = s->win_lo = 0;
     s->win_tail = 0;
     md_free_list_push(id);
 }
 
+static void drop_slot(uint32_t id) { drop_slot_keep_chunk(id, true); }
+
+/* A freed block's guard failed (the kernel's ENOMEM): its page still
+ * shows its chunk, so the chunk is not given to another block. */
+static void guard_failed(void)
+{
+    if (warned_guard) return;
+    warned_guard = true;
+    char mem[256];
+    struct md_buf b;
+    md_buf_init(&b, mem, sizeof mem, md_report_fd());
+    md_puts(&b, "==");
+    md_putu(&b, (unsigned long long)getpid());
+    md_puts(&b, "==WARNING: memdbg: remap_file_pages could not guard a freed block (out of memory):\n"
+                "    a use-after-free of it is not detected.\n");
+    md_flush(&b);
+}
+
 void md_compact_flush(void)
 {
     if (!npend) return;
-    uint32_t n = npend, done = send(pend, n);
+    uint32_t n = npend;
     npend = 0;
     pend_frees = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t id = pend_slot[i];
-        if (!id) continue;
-        uint32_t cls = cpages[md_heap.slots[id].file_page].cls - 1;
-        reserved[cls]--;
-        if (i < done) cache[cls][ncache[cls]++] = id;
-        else drop_slot(id);
+    /* An entry that fails does not stop the ones after it: each is
+     * another block's guard or another slot's mapping.  A failed guard's
+     * chunk stays shown at the freed page: its mapping at a new page
+     * (the next entry) is not sent, and it serves no other block. */
+    for (uint32_t i = 0; i < n;) {
+        uint32_t end = i + send(pend + i, n - i), skip = end;
+        if (end < n && !pend_slot[end]) {
+            guard_failed();
+            if (pend_chunk[end]) chunk_unfree(pend_chunk[end]);
+            else if (end + 1 < n && pend_slot[end + 1]) skip = end + 1;
+        }
+        for (; i <= skip && i < n; i++) {
+            uint32_t id = pend_slot[i];
+            if (!id) continue;
+            uint32_t cls = cpages[md_heap.slots[id].file_page].cls - 1;
+            reserved[cls]--;
+            if (i < end) cache[cls][ncache[cls]++] = id;
+            else drop_slot_keep_chunk(id, i == end);
+        }
     }
 }
 
+/* reserved[] counts the cache places of maps not yet sent: the entries
+ * queued in pend[] and, in a child forked from a signal handler, the call
+ * this thread was making (it ends in the child too).  Other threads' calls
+ * in flight end only in the parent. */
+void md_compact_fork_child(void)
+{
+    if (!active) return;
+    for (uint32_t c = 0; c < NCLS; c++) reserved[c] = 0;
+    for (uint32_t i = 0; i < npend; i++)
+        if (pend_slot[i]) reserved[cpages[md_heap.slots[pend_slot[i]].file_page].cls - 1]++;
+    if (sending_cls) reserved[sending_cls - 1] += sending_n;
+}
+
+/* Maps up to REFILL new slots of the class in one call, without the heap
+ * lock (another thread may refill the class meanwhile: reserved[] keeps
+ * the cache within CACHE_MAX). */
 static void refill(uint32_t cls)
 {
     md_compact_flush();   /* deferred maps land in the cache, in order */
     if (ncache[cls]) return;
+    struct md_rfp_entry e[REFILL];
+    uint32_t ids[REFILL];
     uint32_t n = 0, fp, idx;
     while (n < REFILL && ncache[cls] + reserved[cls] + n < CACHE_MAX && take_chunk(cls, &fp, &idx) == 0) {
-        uint32_t id = new_slot(cls, fp, idx, &refill_e[n]);
+        uint32_t id = new_slot(cls, fp, idx, &e[n]);
         if (!id) {
             put_chunk(fp, idx);
             break;
         }
-        refill_id[n++] = id;
+        ids[n++] = id;
     }
-    uint32_t done = send(refill_e, n);
+    if (!n) return;
+    /* sending_* covers reserved[]'s share from before it is added until
+     * after it is taken off: a fork from a handler in between counts it */
+    sending_n = n;
+    sending_cls = cls + 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    reserved[cls] += n;
+    for (uint32_t i = 0; i < n; i++) md_heap.slots[ids[i]].flags |= SLOT_F_SENDING;
+    uint32_t done = (uint32_t)md_nonlinear_send_unlocked(0, e, n, send);
+    reserved[cls] -= n;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    sending_cls = 0;
+    for (uint32_t i = 0; i < n; i++) md_heap.slots[ids[i]].flags &= (uint8_t)~SLOT_F_SENDING;
     /* popped in the order taken: chunk 0 of a new page first */
-    for (uint32_t i = done; i-- > 0;) cache[cls][ncache[cls]++] = refill_id[i];
-    for (uint32_t i = done; i < n; i++) drop_slot(refill_id[i]);
+    for (uint32_t i = done; i-- > 0;) cache[cls][ncache[cls]++] = ids[i];
+    for (uint32_t i = done; i < n; i++) drop_slot(ids[i]);
 }
 
 uint32_t md_compact_take(size_t size, size_t align)
@@ -262,6 +345,7 @@ int md_compact_release(struct md_slot *s)
     g->pgoff = 0;
     g->prot = PROT_NONE;
     g->flags = 0;
+    pend_chunk[npend] = 0;
     pend_slot[npend++] = 0;
     if (id) {
         pend[npend] = map;
@@ -271,19 +355,35 @@ int md_compact_release(struct md_slot *s)
     if (md_opt.compact_defer > 0) {
         /* The chunk may serve another block only once the guard is sent:
          * refill, its only taker, flushes first. */
-        if (!id) put_chunk(fp, idx);
+        if (!id) {
+            put_chunk(fp, idx);
+            pend_chunk[first] = fp * 128 + idx + 1;
+        }
         if (++pend_frees >= (uint32_t)md_opt.compact_defer) md_compact_flush();
         return 0;
     }
+    /* At once, without the lock: this free's entries only. */
+    struct md_rfp_entry e[2];
     uint32_t n = npend - first;
-    uint32_t done = send(pend + first, n);
+    for (uint32_t i = 0; i < n; i++) e[i] = pend[first + i];
+    sending_n = 1;   /* the map's cache place, counted in pend[] until here */
+    sending_cls = id ? cls + 1 : 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     npend = first;
+    uint32_t done = (uint32_t)md_nonlinear_send_unlocked(id, e, n, send);
     if (id) {
         reserved[cls]--;
-        if (done == 2) cache[cls][ncache[cls]++] = id;
-        else drop_slot(id);   /* (if the guard failed, the chunk stays reachable: ENOMEM only) */
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        sending_cls = 0;
+        if (done == 2) {
+            cache[cls][ncache[cls]++] = id;
+        } else {
+            /* a chunk still shown at the freed page serves no one */
+            drop_slot_keep_chunk(id, done == 1);
+        }
     } else if (done == 1) {
         put_chunk(fp, idx);
     }
+    if (done == 0) guard_failed();
     return done ? 0 : -1;
 }

@@ -14,7 +14,15 @@ uint32_t md_compact_below(const struct md_slot *s);   /* backend window_below */
 /* Deferred guards and maps go to the kernel before any other change of
  * the mapping, so that the calls stay in order. */
 void md_compact_flush(void);
+/* fork child: forget the calls other threads had in flight (their slots
+ * are lost to the child, their cache places must not be). */
+void md_compact_fork_child(void);
 
 /* In backend_nonlinear.c: one remap_file_pages(MAP_CHGPROT | MAP_NONBLOCK). */
 int md_nonlinear_rfp(uintptr_t addr, size_t len, int prot, size_t pgoff);
+/* send(e, n) with the heap lock given up meanwhile; `sending` (0: none)
+ * is a slot whose mapping is among them.  Returns what send returned. */
+struct md_rfp_entry;
+int md_nonlinear_send_unlocked(uint32_t sending, const struct md_rfp_entry *e, uint32_t n,
+                               uint32_t (*send)(const struct md_rfp_entry *, uint32_t));
 #endif

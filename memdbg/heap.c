@@ -149,7 +149,8 @@ static uintptr_t place_block(const struct md_slot *s, size_t size, size_t a)
 /* With the heap lock held (and returned held): a new slot of npages data
  * pages, committed (state SLOT_READY), or NULL.  The commit runs without
  * the lock where the backend allows (page_ops_unlocked); otherwise the
- * whole malloc is one critical section, as the backend's calls are. */
+ * backend may give the lock up around its own calls (nonlinear: the slot
+ * is in no list meanwhile). */
 static struct md_slot *take_slot_locked(uint32_t npages)
 {
     const struct md_backend *be = md_heap.backend;
@@ -402,8 +403,9 @@ void md_blocks_guard(const uint32_t *ids, uint32_t n)
     md_heap_unlock();
 }
 
-/* The same for one block, the lock held (backends whose calls need it:
- * free stays one critical section there). */
+/* The same for one block, the lock held (backends that do bookkeeping
+ * around their calls: nonlinear gives the lock up around the call only,
+ * while the block is quarantined but not yet in the FIFO). */
 static void block_guard_locked(uint32_t id)
 {
     guard_and_quarantine(&id, 1);

@@ -169,6 +169,9 @@ struct md_slot {
 #define SLOT_F_UNGUARDED 1  /* mprotect backend past vm.max_map_count: no guard */
 #define SLOT_F_HAS_FILE  2  /* nonlinear: owns a file run */
 #define SLOT_F_FRESH     4  /* data pages are known to read as zero */
+/* nonlinear: the call mapping its data pages is being made without the
+ * heap lock (fork may find them not mapped yet in the parent) */
+#define SLOT_F_SENDING 8
 #define SLOT_F_KEPT 32           /* recycle_pages: freed pages still in the file (guarded) */
 /* The data pages hold MD_PAD_BYTE everywhere outside [pad_lo, pad_hi): set
  * by the heap before release (padding verified) and by the nonlinear

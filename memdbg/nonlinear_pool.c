@@ -72,15 +72,20 @@ int md_fp_take_run(uint32_t cls, uint32_t len, uint32_t *first, struct md_fp_his
     return 0;
 }
 
+uint32_t md_fp_generation(void) { return gen; }
+
 /* pad_hi > pad_lo: the first `pages` pages of the run hold MD_PAD_BYTE in
- * every byte outside [pad_lo, pad_hi) (offsets from the run's start). */
-void md_fp_put_run(uint32_t cls, uint32_t first, uint32_t pad_lo, uint32_t pad_hi, uint32_t pages)
+ * every byte outside [pad_lo, pad_hi) (offsets from the run's start), as
+ * they did in generation `seen` (md_fp_generation when the padding was
+ * checked: a fork child in between has a copy without the run's pages). */
+void md_fp_put_run(uint32_t cls, uint32_t first, uint32_t pad_lo, uint32_t pad_hi, uint32_t pages,
+                   uint32_t seen)
 {
     struct run *e = &runs[first];
     e->pad_lo = pad_lo;
     e->pad_hi = pad_hi;
     e->pages = pages;
-    e->gen = gen;
+    e->gen = seen;
     e->next = run_free[cls];
     run_free[cls] = first + 1;
 }

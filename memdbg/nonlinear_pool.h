@@ -16,7 +16,9 @@ uint32_t md_fp_extent(void);       /* file pages ever used */
 uint32_t md_fp_loose_count(void);
 bool md_fp_has_run(uint32_t cls);   /* a freed run of the class is waiting */
 int md_fp_take_run(uint32_t cls, uint32_t len, uint32_t *first, struct md_fp_history *h);
-void md_fp_put_run(uint32_t cls, uint32_t first, uint32_t pad_lo, uint32_t pad_hi, uint32_t pages);
+uint32_t md_fp_generation(void);   /* changes in a fork child whose copy lacks free runs */
+void md_fp_put_run(uint32_t cls, uint32_t first, uint32_t pad_lo, uint32_t pad_hi, uint32_t pages,
+                   uint32_t seen);
 void md_fp_put_loose(uint32_t page);
 void md_fp_fork_child(void);
 int md_fp_take_pages(uint32_t *out, uint32_t n, bool *fresh);
