@@ -55,21 +55,20 @@ int md_nonlinear_rfp(uintptr_t addr, size_t len, int prot, size_t pgoff)
  * call maps or guards pages only this thread can reach (a slot being set
  * up: SLOT_READY, in no list; or a block being freed: SLOT_QUARANTINED,
  * not in the FIFO yet, so its addresses are not reused, its run back in
- * the pool only after the call).  `sending` (0: none) names the slot whose
+ * the pool only after the call).  The nids slots ids[] are those whose
  * mapping is in flight, for fork (SLOT_F_SENDING).  Called with the lock,
  * returns with it. */
-int md_nonlinear_send_unlocked(uint32_t sending, const struct md_rfp_entry *e, uint32_t n,
-                               uint32_t (*send)(const struct md_rfp_entry *, uint32_t))
+uint32_t md_nonlinear_send_unlocked(const uint32_t *ids, uint32_t nids, const struct md_rfp_entry *e,
+                                    uint32_t n, uint32_t (*send)(const struct md_rfp_entry *, uint32_t))
 {
-    struct md_slot *s = sending ? &md_heap.slots[sending] : 0;
-    if (s) s->flags |= SLOT_F_SENDING;
+    for (uint32_t i = 0; i < nids; i++) md_heap.slots[ids[i]].flags |= SLOT_F_SENDING;
     md_heap_unlock();
     uint32_t done = send(e, n);
     int err = errno;
     md_heap_lock();
-    if (s) s->flags &= (uint8_t)~SLOT_F_SENDING;
+    for (uint32_t i = 0; i < nids; i++) md_heap.slots[ids[i]].flags &= (uint8_t)~SLOT_F_SENDING;
     errno = err;
-    return (int)done;
+    return done;
 }
 
 static uint32_t send_one(const struct md_rfp_entry *e, uint32_t n)
@@ -77,11 +76,12 @@ static uint32_t send_one(const struct md_rfp_entry *e, uint32_t n)
     return n && rfp((uintptr_t)e->addr, (size_t)e->size, (int)e->prot, (size_t)e->pgoff) == 0;
 }
 
-/* One call of the common path without the heap lock (above). */
+/* One call of the common path without the heap lock (above); `sending`
+ * (0: none) is the slot it maps. */
 static int rfp_unlocked(uint32_t sending, uintptr_t addr, size_t len, int prot, size_t pgoff)
 {
     struct md_rfp_entry e = { .addr = addr, .size = len, .pgoff = pgoff, .prot = (uint32_t)prot };
-    return md_nonlinear_send_unlocked(sending, &e, 1, send_one) == 1 ? 0 : -1;
+    return md_nonlinear_send_unlocked(&sending, sending ? 1 : 0, &e, 1, send_one) == 1 ? 0 : -1;
 }
 
 static int nonlinear_probe(char *why, size_t whylen)

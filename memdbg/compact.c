@@ -280,6 +280,24 @@ void md_compact_fork_child(void)
     if (sending_cls) reserved[sending_cls - 1] += sending_n;
 }
 
+/* Sends e[0..n) without the heap lock; the nids new slots ids[] of class
+ * cls it maps hold cache places (reserved[]) meanwhile.  sending_* covers
+ * that share from before it is added until after it is taken off, so a
+ * fork from a signal handler in between counts it (md_compact_fork_child). */
+static uint32_t send_holding_places(uint32_t cls, const uint32_t *ids, uint32_t nids,
+                                    const struct md_rfp_entry *e, uint32_t n)
+{
+    sending_n = nids;
+    sending_cls = nids ? cls + 1 : 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    reserved[cls] += nids;
+    uint32_t done = md_nonlinear_send_unlocked(ids, nids, e, n, send);
+    reserved[cls] -= nids;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    sending_cls = 0;
+    return done;
+}
+
 /* Maps up to REFILL new slots of the class in one call, without the heap
  * lock (another thread may refill the class meanwhile: reserved[] keeps
  * the cache within CACHE_MAX). */
@@ -299,18 +317,7 @@ static void refill(uint32_t cls)
         ids[n++] = id;
     }
     if (!n) return;
-    /* sending_* covers reserved[]'s share from before it is added until
-     * after it is taken off: a fork from a handler in between counts it */
-    sending_n = n;
-    sending_cls = cls + 1;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    reserved[cls] += n;
-    for (uint32_t i = 0; i < n; i++) md_heap.slots[ids[i]].flags |= SLOT_F_SENDING;
-    uint32_t done = (uint32_t)md_nonlinear_send_unlocked(0, e, n, send);
-    reserved[cls] -= n;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    sending_cls = 0;
-    for (uint32_t i = 0; i < n; i++) md_heap.slots[ids[i]].flags &= (uint8_t)~SLOT_F_SENDING;
+    uint32_t done = send_holding_places(cls, ids, n, e, n);
     /* popped in the order taken: chunk 0 of a new page first */
     for (uint32_t i = done; i-- > 0;) cache[cls][ncache[cls]++] = ids[i];
     for (uint32_t i = done; i < n; i++) drop_slot(ids[i]);
@@ -335,46 +342,31 @@ int md_compact_release(struct md_slot *s)
     uint32_t fp = s->file_page, idx = chunk_of(s), cls = cpages[fp].cls - 1;
     /* First the new slot: taking address space may guard more of the
      * arena, which sends what is pending (md_compact_flush). */
-    struct md_rfp_entry map;
-    uint32_t id = ncache[cls] + reserved[cls] < CACHE_MAX ? new_slot(cls, fp, idx, &map) : 0;
-    if (npend + 2 > PEND_MAX) md_compact_flush();
-    uint32_t first = npend;
-    struct md_rfp_entry *g = &pend[npend];
-    g->addr = md_page_addr(md_slot_data_page(s));
-    g->size = MD_PAGE;
-    g->pgoff = 0;
-    g->prot = PROT_NONE;
-    g->flags = 0;
-    pend_chunk[npend] = 0;
-    pend_slot[npend++] = 0;
-    if (id) {
-        pend[npend] = map;
-        pend_slot[npend++] = id;
-        reserved[cls]++;
-    }
+    struct md_rfp_entry e[2];
+    uint32_t id = ncache[cls] + reserved[cls] < CACHE_MAX ? new_slot(cls, fp, idx, &e[1]) : 0;
+    e[0] = (struct md_rfp_entry){ .addr = md_page_addr(md_slot_data_page(s)), .size = MD_PAGE,
+                                  .prot = PROT_NONE };
+    uint32_t n = id ? 2 : 1;
     if (md_opt.compact_defer > 0) {
+        if (npend + 2 > PEND_MAX) md_compact_flush();
+        pend[npend] = e[0];
+        pend_slot[npend] = 0;
         /* The chunk may serve another block only once the guard is sent:
          * refill, its only taker, flushes first. */
-        if (!id) {
+        pend_chunk[npend++] = id ? 0 : fp * 128 + idx + 1;
+        if (id) {
+            pend[npend] = e[1];
+            pend_slot[npend++] = id;
+            reserved[cls]++;
+        } else {
             put_chunk(fp, idx);
-            pend_chunk[first] = fp * 128 + idx + 1;
         }
         if (++pend_frees >= (uint32_t)md_opt.compact_defer) md_compact_flush();
         return 0;
     }
-    /* At once, without the lock: this free's entries only. */
-    struct md_rfp_entry e[2];
-    uint32_t n = npend - first;
-    for (uint32_t i = 0; i < n; i++) e[i] = pend[first + i];
-    sending_n = 1;   /* the map's cache place, counted in pend[] until here */
-    sending_cls = id ? cls + 1 : 0;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    npend = first;
-    uint32_t done = (uint32_t)md_nonlinear_send_unlocked(id, e, n, send);
+    /* At once, without the lock. */
+    uint32_t done = send_holding_places(cls, &id, id ? 1 : 0, e, n);
     if (id) {
-        reserved[cls]--;
-        __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        sending_cls = 0;
         if (done == 2) {
             cache[cls][ncache[cls]++] = id;
         } else {

@@ -20,9 +20,9 @@ void md_compact_fork_child(void);
 
 /* In backend_nonlinear.c: one remap_file_pages(MAP_CHGPROT | MAP_NONBLOCK). */
 int md_nonlinear_rfp(uintptr_t addr, size_t len, int prot, size_t pgoff);
-/* send(e, n) with the heap lock given up meanwhile; `sending` (0: none)
- * is a slot whose mapping is among them.  Returns what send returned. */
+/* send(e, n) with the heap lock given up meanwhile; ids[0..nids) are the
+ * slots whose mappings are among them.  Returns what send returned. */
 struct md_rfp_entry;
-int md_nonlinear_send_unlocked(uint32_t sending, const struct md_rfp_entry *e, uint32_t n,
-                               uint32_t (*send)(const struct md_rfp_entry *, uint32_t));
+uint32_t md_nonlinear_send_unlocked(const uint32_t *ids, uint32_t nids, const struct md_rfp_entry *e,
+                                    uint32_t n, uint32_t (*send)(const struct md_rfp_entry *, uint32_t));
 #endif
