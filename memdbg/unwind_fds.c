@@ -19,6 +19,12 @@
  * nothing, and its pipe2() gets a fresh pipe.  Those checks run only when
  * libunwind validates memory (rare: frames it cannot unwind by their CFI),
  * not before every unwind as they did (two fstat per capture).
+ * libunwind's close() of its pipe is never carried out: the pipe is one
+ * for all threads, and when two of them found it broken at once (the
+ * program had closed its numbers), the second one's close() hit the pipe
+ * the first had just made, whose write end the first then wrote to with
+ * no reader left: SIGPIPE killed the program.  So a pipe libunwind gives
+ * up while it is still ours stays open (that race leaks it, two numbers).
  *
  * Signals.  libunwind blocks every signal around its global cache lock and
  * its dl_iterate_phdr lookups: 2 to 4 rt_sigprocmask calls per frame it
@@ -179,9 +185,11 @@ MEMDBG_API ssize_t read(int fd, void *buf, size_t n)
 
 MEMDBG_API int close(int fd)
 {
+    /* the number is the program's now (not libunwind's to close), or
+     * another thread may be writing to the pipe (above) */
     if (__builtin_expect(unwinding, 0) && fd >= 0 && (fd == pipe_fd[0] || fd == pipe_fd[1]) &&
-        libunwind_for_memdbg(__builtin_return_address(0)) && !fd_still_ours(fd))
-        return 0;   /* the number is the program's now: not libunwind's to close */
+        libunwind_for_memdbg(__builtin_return_address(0)))
+        return 0;
     return __close(fd);
 }
 
