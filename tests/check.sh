@@ -16,6 +16,7 @@ mkdir -p "$results"
 # name | where | command (run from the repository root)
 suites=(
 	"infra|host|tests/infra/vm_run.sh"
+	"docs|host|tests/infra/doc_links.py"
 	"bench-real|host|tests/infra/bench_real.sh --build $build"
 	"lib-host|host|tests/lib/run.sh --build $build --backend auto"
 	"lib-host-mprotect|host|tests/lib/run.sh --build $build --backend mprotect"
