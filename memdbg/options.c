@@ -165,7 +165,7 @@ static void print_help(void)
         md_puts(&b, md_option_type_name(d));
         md_option_accepts(d, text, sizeof text);
         if (d->type != MD_OPT_BOOL && text[0]) {
-            md_puts(&b, ", ");
+            md_puts(&b, ": ");
             md_puts(&b, text);
             if (d->type == MD_OPT_PATH) md_puts(&b, " bytes");
         }
