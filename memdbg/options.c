@@ -189,7 +189,8 @@ static void print_help(void)
 
 void md_options_init(void)
 {
-    md_option_set_defaults(&md_opt);
+    const struct md_option_desc *bad_default = md_option_set_defaults(&md_opt);
+    if (bad_default) md_die_msg("memdbg: options.inc: the default of option '", bad_default->name, "' is out of its range");
     read_env_options();
     const char *s = getenv("MEMDBG_OPTIONS");
     if (s) parse_list(s);

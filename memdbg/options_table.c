@@ -227,15 +227,17 @@ bool md_option_parse(const struct md_option_desc *d, const char *v, size_t len,
     return false;
 }
 
-void md_option_set_defaults(struct md_options *opts)
+const struct md_option_desc *md_option_set_defaults(struct md_options *opts)
 {
     memset(opts, 0, sizeof *opts);
     char why[128];
     for (size_t i = 0; i < MD_OPT_COUNT; i++) {
         const struct md_option_desc *d = &md_option_table[i];
         /* Aliases have their target's default; an empty path stays empty. */
-        if (d->dflt && d->dflt[0]) md_option_parse(d, d->dflt, cstr_len(d->dflt), opts, why, sizeof why);
+        if (d->dflt && d->dflt[0] && !md_option_parse(d, d->dflt, cstr_len(d->dflt), opts, why, sizeof why))
+            return d;
     }
+    return 0;
 }
 
 const char *md_option_type_name(const struct md_option_desc *d)

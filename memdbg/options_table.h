@@ -51,8 +51,9 @@ bool md_option_parse(const struct md_option_desc *d, const char *value, size_t l
 #define MD_OPTION_BOOL_VALUES "0 or 1 (or false/true, no/yes)"
 bool md_option_parse_bool(const char *value, size_t len, int *out) MEMDBG_HIDDEN;
 
-/* Sets every option of OPTS to its default (as parsed from the table). */
-void md_option_set_defaults(struct md_options *opts) MEMDBG_HIDDEN;
+/* Sets every option of OPTS to its default (as parsed from the table).
+ * Returns NULL, or the row whose default its own parser refuses. */
+const struct md_option_desc *md_option_set_defaults(struct md_options *opts) MEMDBG_HIDDEN;
 
 /* "bool", "int", "size", "enum", "path" (an alias: its value's type). */
 const char *md_option_type_name(const struct md_option_desc *d) MEMDBG_HIDDEN;

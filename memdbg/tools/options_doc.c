@@ -8,7 +8,8 @@
  *                                        OPTIONS comments replaced
  *
  * `make docs` runs both; tests/cli/run.sh fails when the checked-in files
- * differ from what this prints. */
+ * differ from what this prints.  It fails, as the library would at start,
+ * when a default in the table is outside its own option's range. */
 #include "options_table.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,6 +202,13 @@ static int man(const char *page)
 
 int main(int argc, char **argv)
 {
+    struct md_options defaults;
+    const struct md_option_desc *bad = md_option_set_defaults(&defaults);
+    if (bad) {   /* the library would refuse to start: say so at build time */
+        fprintf(stderr, "memdbg-options-doc: the default '%s' of option '%s' is refused by its own parser\n",
+                bad->dflt, bad->name);
+        return 1;
+    }
     if (argc == 2 && !strcmp(argv[1], "markdown")) {
         markdown();
         return ferror(stdout) ? 1 : 0;
