@@ -88,11 +88,6 @@ void md_backend_select(void)
                  chosen->name, md_strlen(chosen->name), "\n");
         md_opt.compact = 0;
     }
-    if (md_opt.compact && md_opt.protect_below) {   /* a window's block sits at its chunk's end */
-        md_warn3("compact=1 is ignored with protect_below=1 (compact blocks end at their chunk's end, not at a page start)",
-                 "", 0, "\n");
-        md_opt.compact = 0;
-    }
     char *r = md_heap.backend_reason;
     r[0] = 0;
     append(r, sizeof md_heap.backend_reason, how, " (");

@@ -362,7 +362,7 @@ static void retire_block(struct md_slot *s, struct md_stack *st)
      * block placed in it after the quarantine, which saves returning them
      * and faulting in fresh ones; memory held grows with the quarantine, so
      * only a quarantine of at most 1 GiB (512 MiB of kept pages) does it. */
-    if (md_opt.recycle_pages && md_opt.quarantine_bytes <= ((size_t)1 << 30) && md_heap.backend->drop &&
+    if (md_opt.recycle_pages && md_opt.quarantine_size <= ((size_t)1 << 30) && md_heap.backend->drop &&
         s->cls < MD_READY_CLASSES && s->data_pages == s->pages - 1)
         __atomic_fetch_or(&s->flags, SLOT_F_KEPT, __ATOMIC_RELAXED);
     record_free(s, st);

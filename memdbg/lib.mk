@@ -19,7 +19,7 @@ MD_HEADERS := $(wildcard memdbg/*.h)
 
 lib: $(BUILD)/libmemdbg.so $(BUILD)/memdbg
 
-$(BUILD)/lib/obj/%.o: %.c $(MD_HEADERS) memdbg/lib.mk
+$(BUILD)/lib/obj/%.o: %.c $(MD_HEADERS) memdbg/options.inc memdbg/lib.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(MD_CFLAGS) -c $< -o $@
 
@@ -113,3 +113,19 @@ $(BUILD)/tests/lib/bench_fork: tests/lib/bench/bench_fork.c tests/lib/bench/fork
 $(BUILD)/tests/lib/fork_pages: tests/lib/bench/fork_pages.c tests/lib/bench/fork_clock.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@
+
+# ---- options docs: docs/options.md and the OPTIONS section of libmemdbg(7)
+# come from options.inc through this generator (make docs; tests/cli checks
+# the checked-in copies) ----
+lib: $(BUILD)/memdbg-options-doc
+
+$(BUILD)/memdbg-options-doc: memdbg/tools/options_doc.c $(BUILD)/lib/obj/memdbg/options_table.o $(MD_HEADERS) memdbg/options.inc
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -g -Imemdbg memdbg/tools/options_doc.c \
+	    $(BUILD)/lib/obj/memdbg/options_table.o -o $@
+
+.PHONY: docs
+docs: $(BUILD)/memdbg-options-doc
+	$(BUILD)/memdbg-options-doc markdown >docs/options.md.tmp && mv docs/options.md.tmp docs/options.md
+	$(BUILD)/memdbg-options-doc man docs/man/libmemdbg.7 >docs/man/libmemdbg.7.tmp && \
+	    mv docs/man/libmemdbg.7.tmp docs/man/libmemdbg.7

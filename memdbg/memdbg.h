@@ -20,43 +20,37 @@
 
 #define MD_MAX_FRAMES 64
 
-/* ---- options (options.c) ---- */
-enum md_backend_id { MD_BACKEND_AUTO, MD_BACKEND_NONLINEAR, MD_BACKEND_GUARD, MD_BACKEND_MPROTECT };
+/* ---- options (options.c, options_table.c; the table is options.inc) ---- */
+enum md_backend_id {
+#define MD_BACKEND(id, name) MD_BACKEND_##id,
+#include "options.inc"
+};
+
+/* One id per row of options.inc, aliases included: the index of the row in
+ * md_option_table and the bit of struct md_options.given. */
+enum md_option_id {
+#define MD_OPTION(type, name, dflt, lo, hi, doc, details) MD_OPT_ID_##name,
+#define MD_OPTION_ALIAS(type, name, target, lo, hi, doc, details) MD_OPT_ID_##name,
+#include "options.inc"
+    MD_OPT_COUNT
+};
+
+/* The C type of each option type's field (a PATH holds HI bytes and a NUL). */
+#define MD_OPTION_FIELD_BOOL(name, hi) int name;
+#define MD_OPTION_FIELD_INT(name, hi) int name;
+#define MD_OPTION_FIELD_SIZE(name, hi) size_t name;
+#define MD_OPTION_FIELD_ALIGN(name, hi) size_t name;
+#define MD_OPTION_FIELD_ENUM(name, hi) int name;
+#define MD_OPTION_FIELD_PATH(name, hi) char name[(hi) + 1];
 
 struct md_options {
-    int backend;                 /* enum md_backend_id */
-    int protect_below;           /* guard page before the block instead of after */
-    size_t alignment;            /* minimum alignment of malloc'd blocks */
-    size_t quarantine_bytes;     /* address space kept inaccessible after free */
-    int malloc_fill_byte;        /* -1: do not fill */
-    size_t max_malloc_fill_size; /* fill at most this many bytes of a new block */
-    int free_fill_byte;          /* -1: do not fill */
-    int detect_leaks;
-    int exitcode;
-    int abort_on_error;
-    int halt_on_error;
-    char log_path[512];          /* empty: stderr */
-    int malloc_context_size;     /* backtrace depth */
-    int verbosity;
-    int print_stats;
-    int background_thread;       /* accepted, no effect: per-thread slot caches replaced the helper thread */
-    int free_batch;              /* guards of freed blocks installed N at a time (1: at once) */
-    int fast_unwind_on_malloc;   /* malloc/free stacks by frame pointers instead of libunwind */
-    int stack_memo;              /* 0: unwind every malloc/free stack (no per-thread memo) */
-    int nonlinear_emulation;     /* test aid: nonlinear backend through mmap */
-    size_t arena_size;           /* virtual size of the heap mapping */
-    int allow_malloc_0;          /* 0: malloc(0) returns NULL */
-    int symbolize;
-    int check_at_exit;           /* verify padding of live blocks at exit */
-    int recycle_pages;           /* keep freed small blocks' pages for their slot's next block */
-    int compact;                 /* nonlinear: small blocks share file pages (compact.c) */
-    size_t compact_max;          /* largest block placed compactly */
-    int compact_defer;           /* >0: guard freed compact blocks in batches of this many */
-    int quarantine_set;          /* quarantine size given by the user */
-    char suppressions[512];      /* LSan-style suppressions file (leak:PATTERN lines); empty: none */
+#define MD_OPTION(type, name, dflt, lo, hi, doc, details) MD_OPTION_FIELD_##type(name, hi)
+#include "options.inc"
+    uint64_t given;   /* bit MD_OPT_ID_x: the user set option x (directly, by an alias or EF_*) */
 };
 extern struct md_options md_opt MEMDBG_HIDDEN;
 void md_options_init(void) MEMDBG_HIDDEN;
+static inline bool md_option_given(enum md_option_id id) { return md_opt.given >> id & 1; }
 
 /* ---- formatting / output without stdio or malloc (out.c) ---- */
 struct md_buf { char *p; size_t len, cap; int fd; };

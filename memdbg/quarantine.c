@@ -28,5 +28,5 @@ void md_quarantine_push(uint32_t id)
     else md_heap.q_head = id;
     md_heap.q_tail = id;
     md_heap.q_bytes += (size_t)s->pages << MD_PAGE_SHIFT;
-    while (md_heap.q_bytes > md_opt.quarantine_bytes && md_quarantine_evict_one()) { }
+    while (md_heap.q_bytes > md_opt.quarantine_size && md_quarantine_evict_one()) { }
 }

@@ -351,6 +351,58 @@ t_bad_value() {
     run "exitcode=abc" "$T/t_early"
     rc_is 1 && has "bad value 'abc' for option 'exitcode'"
 }
+# help=1 (as ASan's): one line per row of the options table, then the program runs.
+t_help() {
+    local inc rows names
+    inc=$(cd "$(dirname "$0")/../.." && pwd)/memdbg/options.inc
+    [ -f "$inc" ] || { fail "$inc missing"; return 1; }
+    names=$(sed -n 's/^MD_OPTION\(_ALIAS\)\{0,1\}([A-Z]*, \([a-z_0-9]*\),.*/\2/p' "$inc")
+    rows=$(echo "$names" | wc -w)
+    # (not through run: timeout(1) would print the list too)
+    LD_PRELOAD=$LIB MEMDBG_OPTIONS="backend=$BACKEND:help=1:detect_leaks=0" "$T/t_early" >"$OUT" 2>"$ERR" </dev/null
+    RC=$?
+    rc_is 0 && out_has '^ok$' || return 1
+    [ "$rows" -ge 30 ] || { fail "only $rows rows read from $inc"; return 1; }
+    local listed
+    listed=$(grep -cE '^  [a-z_0-9]+ \((bool|int|size|enum|path)[:;]' "$ERR")
+    [ "$listed" = "$rows" ] || { fail "help lists $listed options, the table has $rows"; return 1; }
+    local o
+    for o in $names; do has "^  $o \(" || return 1; done
+    has '^  arena_size \(size: 16M to 16T; default 64G\): ' &&
+        has '^  backend \(enum: auto, nonlinear, guard, mprotect; default auto\): ' &&
+        has '^  malloc_fill_byte \(int: -1 to 255; default 0xbe\): ' &&
+        has '^  quarantine_size_mb \(int: 0 to 1073741824 MiB; default 4096\): ' &&
+        has '^  EF_ALIGNMENT: ' || return 1
+    run "detect_leaks=0" "$T/t_early"   # without help=1: no list
+    rc_is 0 && hasnt '^  arena_size'
+}
+# bad_value OPTIONS MESSAGE-REGEX: the program does not run, exit 1, the message
+bad_value() {
+    run "$1" "$T/t_early"
+    rc_is 1 && ! grep -q '^ok' "$OUT" && has "^memdbg: $2\$" || { echo "#   options: $1"; return 1; }
+}
+t_bad_value_types() {   # every type names the option, the value and what it accepts
+    bad_value "detect_leaks=2" "bad value '2' for option 'detect_leaks': expected 0 or 1 \(or false/true, no/yes\)" &&
+    bad_value "exitcode=256" "bad value '256' for option 'exitcode': expected an integer from 0 to 255" &&
+    bad_value "malloc_fill_byte=0x1K" "bad value '0x1K' for option 'malloc_fill_byte': expected an integer from -1 to 255" &&
+    bad_value "arena_size=1M" "bad value '1M' for option 'arena_size': expected bytes from 16M to 16T \(K, M, G, T suffixes\)" &&
+    bad_value "quarantine_size=4Q" "bad value '4Q' for option 'quarantine_size': expected bytes \(K, M, G, T suffixes\)" &&
+    bad_value "alignment=48" "bad value '48' for option 'alignment': expected a power of two from 1 to 4096" &&
+    bad_value "backend=fast" "bad value 'fast' for option 'backend': expected auto, nonlinear, guard or mprotect" &&
+    bad_value "log_path=" "bad value '' for option 'log_path': expected a path of 1 to 487 bytes" &&
+    bad_value "quarantine_size_mb=-1" "bad value '-1' for option 'quarantine_size_mb': expected an integer from 0 to 1073741824 MiB" &&
+    bad_value "exitcode" "option without '=value' in MEMDBG_OPTIONS: 'exitcode'" || return 1
+    run_env EF_ALIGNMENT=24 -- "$T/t_early"
+    rc_is 1 && has "^memdbg: bad value '24' for option 'alignment' \(from EF_ALIGNMENT\): expected a power of two" || return 1
+    run_env EF_PROTECT_FREE=maybe -- "$T/t_early"
+    rc_is 1 && has "^memdbg: bad value 'maybe' for option 'EF_PROTECT_FREE': expected 0 or 1"
+}
+t_option_values_accepted() {   # the edges of each range, suffixes, hex, aliases
+    run "verbosity=1:arena_size=16M:quarantine_size_mb=0x10:alignment=4K:malloc_fill_byte=-1:exitcode=0xff:detect_leaks=0" "$T/t_early"
+    rc_is 0 && out_has '^ok$' && has 'arena 16 MiB at 0x[0-9a-f]+, quarantine 16 MiB, .*alignment 4096' || return 1
+    run "verbosity=1:quarantine_size=3m:arena_size=0x2000001K:detect_leaks=0" "$T/t_early"
+    rc_is 0 && has 'arena 32768 MiB at .*quarantine 3 MiB'
+}
 t_startup_line() {
     run "verbosity=1" "$T/t_early"
     rc_is 0 && has "memdbg: backend $ACTUAL: .*nonlinear: (yes|no), .*guard: (yes|no), .*mprotect: yes"
@@ -1097,6 +1149,9 @@ tap "exitcode= on a fault" t_exitcode_fault
 tap "program's own SIGSEGV handler: heap faults still reported, others reach it" t_user_segv_handler
 tap "unknown option: warning with its name, the key is ignored (as ASan)" t_unknown_option
 tap "bad option values stop with a message" t_bad_value
+tap "help=1 lists every option of the table with type and default, then runs" t_help
+tap "a bad value of each option type: the option, the value and the accepted range" t_bad_value_types
+tap "option values at the edges of their ranges, with suffixes, hex and the MiB alias" t_option_values_accepted
 tap "verbosity=1 startup line names the backend and why" t_startup_line
 tap "print_stats=1" t_print_stats
 tap "EF_PROTECT_FREE=0" t_ef_protect_free_0
