@@ -29,7 +29,7 @@ UNIT_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O0 -g -fno-omit-frame-pointer -
 
 .PHONY: unit unit-build lib-check
 
-unit-build: $(UNIT_BIN)
+unit-build: $(UNIT_BIN) $(BUILD)/tests/unit/mod_unit.so
 
 unit: unit-build
 	@$(UNIT_BIN) $(UNIT_ARGS)
