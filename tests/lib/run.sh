@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # Tests of libmemdbg.so.  Prints TAP.  Usage (from the repository root):
-#   tests/lib/run.sh [--build DIR] [--backend auto|nonlinear|guard|mprotect]
+#   tests/lib/run.sh [--build DIR] [--backend auto|nonlinear|guard|mprotect] [--only PATTERN]
+# --only runs the tests whose TAP names (or shell function names) match
+# PATTERN, an extended regular expression.
 # Binaries must be prebuilt (make lib-tests); no compiler is needed, so this
 # also runs inside the guest VM with a read-only tree and a writable $TMPDIR.
 set -u
 
 BUILD=build
 BACKEND=auto
+ONLY=
+usage() { echo "usage: $0 [--build DIR] [--backend auto|nonlinear|guard|mprotect] [--only PATTERN]" >&2; exit 2; }
 while [ $# -gt 0 ]; do
     case "$1" in
         --build) BUILD=$2; shift 2 ;;
         --build=*) BUILD=${1#--build=}; shift ;;
         --backend) BACKEND=$2; shift 2 ;;
         --backend=*) BACKEND=${1#--backend=}; shift ;;
-        *) echo "usage: $0 [--build DIR] [--backend auto|nonlinear|guard|mprotect]" >&2; exit 2 ;;
+        --only) [ $# -ge 2 ] || usage; ONLY=$2; shift 2 ;;
+        --only=*) ONLY=${1#--only=}; shift ;;
+        *) usage ;;
     esac
 done
 
@@ -100,7 +106,11 @@ section_has() {
 clean() { rc_is 0 && hasnt 'ERROR: memdbg' && hasnt 'WARNING'; }
 dump() { sed -e 's/^/#     /' "$ERR" | head -n 60; }
 
+# selected NAME FUNCTION: the test is one --only asks for (all without it)
+selected() { [ -z "$ONLY" ] || [[ $1 =~ $ONLY ]] || [[ $2 =~ $ONLY ]]; }
+
 tap() {   # tap NAME FUNCTION [SKIP-REASON]
+    selected "$1" "$2" || return 0
     N=$((N + 1))
     if [ -n "${3:-}" ]; then echo "ok $N - $1 # SKIP $3"; SKIPPED=$((SKIPPED + 1)); return; fi
     if ( set +e; "$2" ); then
@@ -113,6 +123,7 @@ tap() {   # tap NAME FUNCTION [SKIP-REASON]
 }
 
 tap_todo() {   # tap_todo NAME FUNCTION WHY: a known failure outside this test's scope (TAP TODO)
+    selected "$1" "$2" || return 0
     N=$((N + 1))
     if ( set +e; "$2" ); then
         echo "ok $N - $1 # TODO passes now: $3"
