@@ -35,3 +35,7 @@ $(BUILD)/tests/bench/bench-run: tests/bench/bench_run.c
 $(BUILD)/tests/bench/cxx_map: tests/bench/cxx_map.cc
 	@mkdir -p $(dir $@)
 	$(CXX) -std=gnu++17 -Wall -Wextra -Werror -O2 -g $< -o $@ -lpthread
+
+# Unit tests of the library's pure parts (make unit, make lib-check).
+-include tests/unit/unit.mk
+tests: $(if $(wildcard tests/unit/unit.mk),unit-build)

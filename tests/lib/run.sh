@@ -1,21 +1,32 @@
 #!/usr/bin/env bash
 # Tests of libmemdbg.so.  Prints TAP.  Usage (from the repository root):
-#   tests/lib/run.sh [--build DIR] [--backend auto|nonlinear|guard|mprotect]
+#   tests/lib/run.sh [--build DIR] [--backend auto|nonlinear|guard|mprotect] [--only PATTERN]
+# --only runs the tests whose TAP names (or shell function names) match
+# PATTERN, an extended regular expression.
 # Binaries must be prebuilt (make lib-tests); no compiler is needed, so this
 # also runs inside the guest VM with a read-only tree and a writable $TMPDIR.
+# The tests that are one program run with fixed checks live in the
+# programs' sources as // TEST: ... // CHECK: lines (tests/lib/lit.sh runs
+# them first); the ones below need the shell: loops, timings, files,
+# several programs.
 set -u
 
 BUILD=build
 BACKEND=auto
+ONLY=
+usage() { echo "usage: $0 [--build DIR] [--backend auto|nonlinear|guard|mprotect] [--only PATTERN]" >&2; exit 2; }
 while [ $# -gt 0 ]; do
     case "$1" in
         --build) BUILD=$2; shift 2 ;;
         --build=*) BUILD=${1#--build=}; shift ;;
         --backend) BACKEND=$2; shift 2 ;;
         --backend=*) BACKEND=${1#--backend=}; shift ;;
-        *) echo "usage: $0 [--build DIR] [--backend auto|nonlinear|guard|mprotect]" >&2; exit 2 ;;
+        --only) [ $# -ge 2 ] || usage; ONLY=$2; shift 2 ;;
+        --only=*) ONLY=${1#--only=}; shift ;;
+        *) usage ;;
     esac
 done
+SRC_DIR=$(cd "$(dirname "$0")" && pwd)
 
 LIB=$(cd "$BUILD" && pwd)/libmemdbg.so
 T=$(cd "$BUILD" && pwd)/tests/lib
@@ -100,7 +111,11 @@ section_has() {
 clean() { rc_is 0 && hasnt 'ERROR: memdbg' && hasnt 'WARNING'; }
 dump() { sed -e 's/^/#     /' "$ERR" | head -n 60; }
 
+# selected NAME FUNCTION: the test is one --only asks for (all without it)
+selected() { [ -z "$ONLY" ] || [[ $1 =~ $ONLY ]] || [[ $2 =~ $ONLY ]]; }
+
 tap() {   # tap NAME FUNCTION [SKIP-REASON]
+    selected "$1" "$2" || return 0
     N=$((N + 1))
     if [ -n "${3:-}" ]; then echo "ok $N - $1 # SKIP $3"; SKIPPED=$((SKIPPED + 1)); return; fi
     if ( set +e; "$2" ); then
@@ -113,6 +128,7 @@ tap() {   # tap NAME FUNCTION [SKIP-REASON]
 }
 
 tap_todo() {   # tap_todo NAME FUNCTION WHY: a known failure outside this test's scope (TAP TODO)
+    selected "$1" "$2" || return 0
     N=$((N + 1))
     if ( set +e; "$2" ); then
         echo "ok $N - $1 # TODO passes now: $3"
@@ -121,113 +137,22 @@ tap_todo() {   # tap_todo NAME FUNCTION WHY: a known failure outside this test's
     fi
 }
 
+# ------------------------------------------- the programs' own tests (lit.sh)
+# They continue this script's numbering; a runner that ends without a
+# failing test line but with a failure status still counts as one failure.
+"$SRC_DIR/lit.sh" --build "$BUILD" --backend "$BACKEND" --actual "$ACTUAL" --start $((N + 1)) --no-plan \
+    ${ONLY:+--only "$ONLY"} | tee "$WORK/lit.tap"
+lit_status=${PIPESTATUS[0]}
+lit_failed=$(grep -cE '^not ok [0-9]+' "$WORK/lit.tap")
+N=$((N + $(grep -cE '^(not )?ok [0-9]+' "$WORK/lit.tap")))
+FAILED=$((FAILED + lit_failed))
+SKIPPED=$((SKIPPED + $(grep -cE '^ok [0-9]+ .*# SKIP' "$WORK/lit.tap")))
+if [ "$lit_status" != 0 ] && [ "$lit_failed" = 0 ]; then
+    N=$((N + 1)); FAILED=$((FAILED + 1))
+    echo "not ok $N - tests/lib/lit.sh exited with status $lit_status"
+fi
+
 # ---------------------------------------------------------------- bug kinds
-t_overflow_guard() {
-    run "" "$T/t_overflow" guard
-    rc_is 1 && first_line_is heap-buffer-overflow && has '^WRITE of size 1 at 0x' &&
-    has 'is located 0 bytes after 16-byte region \[0x' &&
-    section_has '^WRITE of size' do_overflow_write main &&
-    section_has '^allocated by thread T0 here:' malloc make_buffer main &&
-    has '^SUMMARY: memdbg: heap-buffer-overflow in do_overflow_write .*t_overflow.c:' &&
-    hasnt survived
-}
-t_overflow_read() {
-    run "" "$T/t_overflow" read
-    rc_is 1 && first_line_is heap-buffer-overflow && has '^READ of size 1 at 0x' &&
-    has 'is located 8 bytes after 32-byte region' &&
-    section_has '^READ of size' do_overflow_read main &&
-    section_has '^allocated by thread T0 here:' malloc make_buffer main &&
-    has '^SUMMARY: memdbg: heap-buffer-overflow in do_overflow_read .*t_overflow.c:'
-}
-t_overflow_padding() {
-    run "alignment=16" "$T/t_overflow" slack
-    rc_is 1 && first_line_is heap-buffer-overflow &&
-    has 'is located 0 bytes after 10-byte region' && has 'found when it was freed' &&
-    section_has '^WRITE of ' free free_buffer main &&
-    section_has '^allocated by thread T0 here:' malloc make_buffer main
-}
-t_overflow_at_exit() {
-    run "" "$T/t_overflow" exit
-    rc_is 1 && first_line_is heap-buffer-overflow && has 'is located 2 bytes after 10-byte region' &&
-    has 'found at exit' && section_has '^allocated by thread T0 here:' malloc make_buffer main && out_has survived &&
-    has '^SUMMARY: memdbg: heap-buffer-overflow'
-}
-t_overflow_multipage() {
-    run "" "$T/t_overflow" big
-    rc_is 1 && first_line_is heap-buffer-overflow && has 'is located 4 bytes after 12388-byte region' &&
-    has 'found at exit' && section_has '^allocated by thread T0 here:' malloc make_buffer main
-}
-t_overflow_ef_alignment() {   # EF_ALIGNMENT=1: even the first byte past the end faults
-    run_env EF_ALIGNMENT=1 -- "$T/t_overflow" slack
-    rc_is 1 && first_line_is heap-buffer-overflow && has '^WRITE of size 1' &&
-    has 'is located 0 bytes after 10-byte region' && hasnt 'found when it was freed' &&
-    section_has '^WRITE of size' do_overflow_write main
-}
-t_underflow_guard() {
-    run "protect_below=1" "$T/t_underflow" guard
-    rc_is 1 && first_line_is heap-buffer-underflow && has '^READ of size 1' &&
-    has 'is located 1 bytes before 16-byte region' &&
-    section_has '^READ of size' do_underflow_read main &&
-    section_has '^allocated by thread T0 here:' malloc make_buffer main
-}
-t_underflow_ef_protect_below() {
-    run_env EF_PROTECT_BELOW=1 -- "$T/t_underflow" guard
-    rc_is 1 && first_line_is heap-buffer-underflow && has 'is located 1 bytes before 16-byte region' &&
-    section_has '^READ of size 1' do_underflow_read main &&
-    section_has '^allocated by thread T0 here:' malloc make_buffer main
-}
-t_underflow_padding() {
-    run "" "$T/t_underflow" slack
-    rc_is 1 && first_line_is heap-buffer-underflow && has 'is located 3 bytes before 16-byte region' &&
-    section_has '^WRITE of ' free free_buffer main &&
-    section_has '^allocated by thread T0 here:' malloc make_buffer main
-}
-t_uaf_read() {
-    run "" "$T/t_uaf" read
-    rc_is 1 && first_line_is heap-use-after-free && has '^READ of size 1 at 0x' &&
-    has 'is located 5 bytes inside of 32-byte region' &&
-    section_has '^READ of size' use_after_free main &&
-    section_has '^freed by thread T0 here:' free free_buffer main &&
-    section_has '^previously allocated by thread T0 here:' malloc make_buffer main &&
-    has '^SUMMARY: memdbg: heap-use-after-free in use_after_free'
-}
-t_fast_unwind() {   # frame-pointer stacks: the test programs keep their frame pointers
-    run "fast_unwind_on_malloc=1" "$T/t_uaf" read
-    rc_is 1 && first_line_is heap-use-after-free &&
-    section_has '^freed by thread T0 here:' free free_buffer main &&
-    section_has '^previously allocated by thread T0 here:' malloc make_buffer main || return 1
-    # a thread's stack (its bounds come from pthread_getattr_np)
-    run "fast_unwind_on_malloc=1:free_batch=64" "$T/t_free_batch" thread
-    rc_is 1 && first_line_is heap-use-after-free &&
-    section_has '^freed by thread T1 here:' free thread_main &&
-    section_has '^previously allocated by thread T1 here:' malloc thread_main
-}
-t_uaf_write_after_10k_frees() {
-    run "" "$T/t_uaf" write
-    rc_is 1 && first_line_is heap-use-after-free && has '^WRITE of size 4 at 0x' &&
-    has 'is located 16 bytes inside of 32-byte region' &&
-    section_has '^WRITE of size' write_after_free main &&
-    section_has '^freed by thread T0 here:' free free_buffer main &&
-    section_has '^previously allocated by thread T0 here:' malloc make_buffer main
-}
-t_realloc_stale() {
-    run "" "$T/t_realloc_stale"
-    rc_is 1 && first_line_is heap-use-after-free && has 'is located 3 bytes inside of 100-byte region' &&
-    section_has '^READ of size 1' read_stale main &&
-    section_has '^freed by thread T0 here:' realloc grow_buffer main &&
-    section_has '^previously allocated by thread T0 here:' malloc make_buffer main
-}
-t_realloc_inplace_granule() {   # same address: padding re-established after the shrink
-    run "" "$T/t_realloc_inplace" same-granule
-    rc_is 1 && out_has 'in place' && first_line_is heap-buffer-overflow &&
-    has 'is located 0 bytes after 100-byte region' &&
-    section_has '^allocated by thread T0 here:' realloc grow main
-}
-t_realloc_inplace_pages() {     # protect_below: grows into the slot's spare page
-    run "protect_below=1" "$T/t_realloc_inplace" grow-pages
-    rc_is 1 && out_has 'in place' && first_line_is 'heap-buffer-(overflow|underflow)' && has '^WRITE of size 1 at' &&
-    section_has '^WRITE of size' write_at main
-}
 # realloc of page-sized blocks: the nonlinear backend moves the file pages
 # (same physical frames at the new address, counted by print_stats); the
 # others copy.  Sizes 1, 2, 3, 8, 40, 5, 1, 3 pages: 7 reallocs keeping 21
@@ -250,79 +175,6 @@ t_realloc_pages_move() {
         has 'reallocs by moving pages 0 \(0 pages\)'
     fi
 }
-t_realloc_pages_stale() {   # the address realloc moved away from is a guard
-    run "" "$T/t_realloc_pages" stale
-    rc_is 1 && first_line_is heap-use-after-free && has '^READ of size 1 at 0x' &&
-    has 'is located 5000 bytes inside of 12288-byte region' &&
-    section_has '^READ of size 1' read_stale main &&
-    section_has '^freed by thread T0 here:' realloc resize_pages main &&
-    section_has '^previously allocated by thread T0 here:' malloc make_pages main && hasnt survived
-}
-t_realloc_moves() {
-    run "" "$T/t_realloc_inplace" moves
-    clean && out_has moved
-}
-t_double_free() {
-    run "" "$T/t_double_free"
-    rc_is 1 && first_line_is double-free && has 'is located 0 bytes inside of 24-byte region' &&
-    section_has '^free of 0x' free second_free main &&
-    section_has '^freed by thread T0 here:' free first_free main &&
-    section_has '^previously allocated by thread T0 here:' malloc make_buffer main &&
-    [ "$(grep -c 'ERROR: memdbg' "$ERR")" -eq 1 ] || fail "expected exactly one report"
-}
-t_double_free_continue() {   # halt_on_error=0: report both, go on, exit with exitcode
-    run "halt_on_error=0:exitcode=7" "$T/t_double_free"
-    rc_is 7 && [ "$(grep -c 'ERROR: memdbg: double-free' "$ERR")" -eq 2 ] && out_has survived
-}
-t_bad_free_interior() {
-    run "" "$T/t_bad_free" interior
-    rc_is 1 && first_line_is bad-free && has 'is located 8 bytes inside of 64-byte region' &&
-    section_has '^free of 0x' free bad_free_interior main &&
-    section_has '^allocated by thread T0 here:' malloc make_buffer main
-}
-t_bad_free_stack() {
-    run "" "$T/t_bad_free" stack
-    rc_is 1 && first_line_is bad-free && has 'was not allocated by malloc' &&
-    section_has '^free of 0x' free bad_free_stack main
-}
-t_mismatch_newarray_free() {
-    run "" "$T/t_mismatch" newarray_free
-    rc_is 1 && first_line_is alloc-dealloc-mismatch && has '\(operator new \[\] vs free\)' &&
-    section_has '^free of 0x' free 'release_with_free\(void\*\)' main &&
-    section_has '^allocated by thread T0 here:' 'operator new\[\]\(unsigned long\)' 'make_array\(\)' main
-}
-t_mismatch_new_deletearray() {
-    run "" "$T/t_mismatch" new_deletearray
-    rc_is 1 && first_line_is alloc-dealloc-mismatch && has '\(operator new vs operator delete \[\]\)' &&
-    section_has '^operator delete \[\] of 0x' 'operator delete\[\]\(void\*\)' 'release_with_delete_array\(int\*\)' main &&
-    section_has '^allocated by thread T0 here:' 'operator new\(unsigned long\)' 'make_object\(\)' main
-}
-t_mismatch_malloc_delete() {
-    run "" "$T/t_mismatch" malloc_delete
-    rc_is 1 && first_line_is alloc-dealloc-mismatch && has '\(malloc vs operator delete\)' &&
-    section_has '^operator delete of 0x' 'operator delete\(void\*(, unsigned long)?\)' 'release_with_delete\(char\*\)' main &&
-    section_has '^allocated by thread T0 here:' malloc 'make_malloc\(\)' main
-}
-t_leaks() {
-    run "" "$T/t_leak"
-    rc_is 1 && out_has done && has '^==[0-9]+==ERROR: memdbg: detected memory leaks' &&
-    has '^Direct leak of 1000 byte\(s\) in 1 object\(s\) allocated from:' &&
-    has '^Direct leak of 300 byte\(s\) in 3 object\(s\) allocated from:' &&
-    has '^Direct leak of 48 byte\(s\) in 1 object\(s\)' &&
-    has '^Indirect leak of 48 byte\(s\) in 1 object\(s\)' &&
-    hasnt ' 77 byte' &&
-    has '^SUMMARY: memdbg: 1396 byte\(s\) leaked in 6 allocation\(s\)\.' &&
-    section_has '^Direct leak of 1000' malloc leak_big main &&
-    section_has '^Direct leak of 300' malloc leak_small main &&
-    [ "$(grep -n 'Direct leak of 1000' "$ERR" | cut -d: -f1)" -lt "$(grep -n 'Direct leak of 300' "$ERR" | cut -d: -f1)" ] ||
-        fail "leaks not sorted largest first"
-}
-t_leaks_exitcode() { run "exitcode=23" "$T/t_leak"; rc_is 23 && has 'detected memory leaks'; }
-t_leaks_off() { run "detect_leaks=0" "$T/t_leak"; rc_is 0 && hasnt 'ERROR'; }
-t_abort_on_error() {
-    run "abort_on_error=1" "$T/t_uaf" read
-    rc_is 134 && first_line_is heap-use-after-free
-}
 t_log_path() {
     run "log_path=$WORK/report" "$T/t_uaf" read
     local f
@@ -331,25 +183,6 @@ t_log_path() {
     [ "$f" = "$WORK/report.$(grep -m1 -o '^==[0-9][0-9]*==' "$f" | tr -d =)" ] || { fail "log file not named by pid"; return 1; }
     grep -q 'heap-use-after-free' "$f" || { fail "log file lacks the report"; return 1; }
     hasnt 'heap-use-after-free'
-}
-t_user_segv_handler() {
-    run "" "$T/t_user_segv"
-    rc_is 1 && first_line_is heap-use-after-free && section_has '^READ of size 1' read_freed main || return 1
-    run "" "$T/t_user_segv" null
-    rc_is 3 && out_has 'user handler called' && hasnt 'ERROR: memdbg'
-}
-t_exitcode_fault() { run "exitcode=42" "$T/t_uaf" read; rc_is 42; }
-
-# ------------------------------------------------------------------ options
-t_unknown_option() {   # ASan's way: warn, ignore the key, go on
-    run "no_such_key=1:detect_leaks=0" "$T/t_early"
-    rc_is 0 && out_has ok && has "^==[0-9]+==WARNING: memdbg: unknown option 'no_such_key' in MEMDBG_OPTIONS ignored"
-}
-t_bad_value() {
-    run "alignment=3" "$T/t_early"
-    rc_is 1 && has "bad value '3' for option 'alignment'"
-    run "exitcode=abc" "$T/t_early"
-    rc_is 1 && has "bad value 'abc' for option 'exitcode'"
 }
 # help=1 (as ASan's): one line per row of the options table, then the program runs.
 t_help() {
@@ -402,18 +235,6 @@ t_option_values_accepted() {   # the edges of each range, suffixes, hex, aliases
     rc_is 0 && out_has '^ok$' && has 'arena 16 MiB at 0x[0-9a-f]+, quarantine 16 MiB, .*alignment 4096' || return 1
     run "verbosity=1:quarantine_size=3m:arena_size=0x2000001K:detect_leaks=0" "$T/t_early"
     rc_is 0 && has 'arena 32768 MiB at .*quarantine 3 MiB'
-}
-t_startup_line() {
-    run "verbosity=1" "$T/t_early"
-    rc_is 0 && has "memdbg: backend $ACTUAL: .*nonlinear: (yes|no), .*guard: (yes|no), .*mprotect: yes"
-}
-t_print_stats() {
-    run "print_stats=1" "$T/t_early"
-    rc_is 0 && has "memdbg stats: backend $ACTUAL, allocs [0-9]+, frees [0-9]+, .*peak RSS [0-9]+ KiB, heap VMAs [0-9]+"
-}
-t_ef_protect_free_0() {   # EF_PROTECT_FREE=0: no quarantine, the address is reused soon
-    run_env EF_PROTECT_FREE=0 -- "$T/t_sizes"
-    clean && out_has ok
 }
 
 # ----------------------------------------------------------- clean programs
@@ -479,9 +300,6 @@ t_recycle_pages() {   # freed small pages kept for the slot's next block
         [ -n "$kb" ] && [ "$kb" -lt 131072 ] || fail "$o: RSS ${kb} KiB" || return 1
     done
 }
-t_realloc_chain() { run "" "$T/t_realloc_chain"; clean && out_has ok; }
-t_threads() { run "" "$T/t_threads"; clean && out_has ok; }
-t_fork() { run "" "$T/t_fork"; clean && out_has ok; }
 # fork latency (issue 10 item 5): the guard arena is private anonymous
 # memory, so fork costs what the kernel's page-table copy of its pages
 # costs: compare with a program built without memdbg that has the same
@@ -516,21 +334,6 @@ t_fork_latency() {
     echo "#   10 live blocks: fork ${md} us under memdbg, ${bare} us plain glibc"
     [ "$md" -le $(( bare + 400 )) ] || fail "memdbg's fork of a small heap ${md} us: plain ${bare} us + more than 0.4 ms"
 }
-t_fork_child_detects() {   # guards survive fork: the child reports a UAF of a block freed before it, and an overflow
-    run "" "$T/t_fork" child-uaf
-    rc_is 0 && out_has '^child: exit 1$' && ! grep -q 'child survived' "$OUT" && first_line_is heap-use-after-free &&
-    has 'is located 5 bytes inside of 16-byte region' && section_has '^READ of size 1' child_reads_freed child_bug main &&
-    section_has '^freed by thread T0 here:' free free_buffer child_bug main || return 1
-    run "" "$T/t_fork" child-overflow
-    rc_is 0 && out_has '^child: exit 1$' && ! grep -q 'child survived' "$OUT" && first_line_is heap-buffer-overflow &&
-    has 'is located 4064 bytes after 16-byte region' && section_has '^WRITE of size 1' child_writes_past child_bug main &&
-    section_has '^allocated by thread T0 here:' malloc make_buffer child_bug main && hasnt 'detected memory leaks'
-}
-t_align() { run "" "$T/t_align"; clean && out_has ok; }
-t_sizes() { run "" "$T/t_sizes"; clean && out_has ok; }
-t_calloc_recycled() { run "quarantine_size_mb=0" "$T/t_sizes"; clean && out_has ok; }
-t_cxx() { run "" "$T/t_cxx"; clean && out_has ok; }
-t_early() { run "" "$T/t_early"; clean && out_has ok; }
 t_background_thread() {   # the opt-in helper thread: same results
     run "background_thread=1" "$T/t_stress" 20000
     clean && out_has '^ok$' || return 1
@@ -540,23 +343,6 @@ t_background_thread() {   # the opt-in helper thread: same results
     clean && out_has ok || return 1
     run "background_thread=1" "$T/t_uaf" read
     rc_is 1 && first_line_is heap-use-after-free
-}
-t_free_batch_window() {   # free_batch=8: a guard waits for at most 7 later frees
-    run "free_batch=8" "$T/t_free_batch" window 6
-    out_has '^after free: accessible$' && out_has '^after 6 more frees: accessible$' && clean || return 1
-    run "free_batch=8" "$T/t_free_batch" window 7
-    out_has '^after 7 more frees: guarded$' || return 1
-    rc_is 1 && first_line_is heap-use-after-free || return 1
-    run "" "$T/t_free_batch" window 0     # the default guards at free itself
-    out_has '^after free: guarded$' && rc_is 1 && first_line_is heap-use-after-free
-}
-t_free_batch_thread_exit() {   # a thread's waiting guards are installed when it exits
-    run "free_batch=64" "$T/t_free_batch" thread
-    out_has '^after the thread.s exit: guarded$' && rc_is 1 && first_line_is heap-use-after-free
-}
-t_free_batch_double_free() {   # found at the second free, not at the batch
-    run "free_batch=64" "$T/t_free_batch" double
-    rc_is 1 && first_line_is double-free
 }
 t_free_batch_stress() {
     run "free_batch=32" "$T/t_threads"
@@ -583,29 +369,9 @@ t_quarantine_zero_stress() {  # addresses reused at once: pending drops must fin
     clean && out_has '^ok$'
 }
 
-# ------------------------------------------- issue 10: programs own their fds
-# (core: arena, backends, fork, options).  The program closes every fd >= 3
-# and takes the numbers for its own files; memdbg must not touch them.
-# The two file tests run with stacks off (malloc_context_size=0) and on
-# (t_fd_files_stacks: libunwind's memory-validation pipe, unwind_fds.c).
-t_fd_files() {
-    run "malloc_context_size=0" "$T/t_fd_hygiene" files
-    clean && out_has '^ok 1000 fds$'
-}
-t_fd_dup2() {
-    run "malloc_context_size=0" "$T/t_fd_hygiene" dup2
-    clean && out_has '^ok [0-9]+ fds$'
-}
-t_fd_files_stacks() {
-    run "" "$T/t_fd_hygiene" files
-    clean && out_has '^ok 1000 fds$' || return 1
-    run "" "$T/t_fd_hygiene" dup2
-    clean && out_has '^ok [0-9]+ fds$'
-}
-t_fd_fork() {   # closefrom(3), then fork: the child reads the parent's heap; writes stay apart
-    run "" "$T/t_fd_hygiene" fork
-    clean && out_has '^ok$'
-}
+# ------------------------------------------------- programs own their fds
+# The program closes every fd >= 3 and takes the numbers for its own files;
+# memdbg must not touch them (the plain cases are in t_fd_hygiene.c).
 # unwind_counts MODE: run t_unwind_syscalls (2000 pairs) and set F and M to
 # the fstat and rt_sigprocmask calls it counted.  stack_memo=0: every
 # capture unwinds (the memo would serve its two callers' stacks).
@@ -694,14 +460,6 @@ t_stack_memo_variants() {
     echo "#   100 live threads: RssAnon ${on} kB with the memo, ${off} kB without: $(( (on - off) / 100 )) kB per thread"
     [ $(( on - off )) -lt 6400 ] || fail "the memo keeps $(( (on - off) / 100 )) kB per live thread (expected < 64)"
 }
-t_prof_unwind() {   # a SIGPROF handler unwinding with libunwind: the program's mask stays empty
-    run "detect_leaks=0" "$T/t_prof_unwind" 3
-    clean && out_has '^ok: [0-9]+ iterations'
-}
-t_fragmentation() {   # 20,000 small pairs use the whole 64 MiB arena; then 1, 2, 3 MiB blocks
-    run "arena_size=64M" "$T/t_fragment"
-    clean && out_has '^ok$'
-}
 t_unshare_newuser() {   # no thread behind the program's back
     run "" "$T/t_unshare"
     clean && out_has '^ok$'
@@ -716,20 +474,6 @@ t_ulimit_v() {   # reservations follow arena_size: 1G fits under ulimit -v 4G
 t_option_separators() {   # ASan's separators: ':' ',' and white space
     run "detect_leaks=0 exitcode=7,halt_on_error=1" "$T/t_double_free"
     rc_is 7 && first_line_is double-free
-}
-t_option_booleans() {
-    run "detect_leaks=false" "$T/t_leak"
-    rc_is 0 && hasnt 'ERROR' || return 1
-    run "detect_leaks=no:print_stats=true" "$T/t_leak"
-    rc_is 0 && hasnt 'ERROR' && has 'memdbg stats:' || return 1
-    run "detect_leaks=yes" "$T/t_leak"
-    rc_is 1 && has 'detected memory leaks' || return 1
-    run "detect_leaks=maybe" "$T/t_early"   # a bad value of a known key still stops
-    rc_is 1 && has "bad value 'maybe' for option 'detect_leaks'"
-}
-t_alignment_warning() {   # below 16 programs with tagged pointers break: say so
-    run "alignment=1" "$T/t_early"
-    rc_is 0 && out_has ok && has "WARNING: memdbg: alignment=1 is below malloc's 16-byte promise"
 }
 t_madv_dontneed() {   # glibc gives zeros; so do the private anonymous arenas
     run "" "$T/t_madv_dontneed"
@@ -979,69 +723,11 @@ t_nonlinear_detect() {
     clean && out_has ok
 }
 
-tap "heap-buffer-overflow on the guard page (write)" t_overflow_guard
-tap "heap-buffer-overflow on the guard page (read, 8 bytes after)" t_overflow_read
-tap "heap-buffer-overflow in the padding, found at free" t_overflow_padding
-tap "heap-buffer-overflow in the padding of a live block, found at exit" t_overflow_at_exit
-tap "heap-buffer-overflow past a multi-page block" t_overflow_multipage
-tap "EF_ALIGNMENT=1: one byte past the end faults" t_overflow_ef_alignment
-tap "heap-buffer-underflow with protect_below=1" t_underflow_guard
-tap "EF_PROTECT_BELOW=1 is honoured" t_underflow_ef_protect_below
-tap "heap-buffer-underflow in the padding, found at free" t_underflow_padding
-tap "heap-use-after-free (read)" t_uaf_read
-tap "heap-use-after-free (write after 10k other frees)" t_uaf_write_after_10k_frees
-tap "fast_unwind_on_malloc=1: malloc/free stacks by frame pointers" t_fast_unwind
-tap "stale pointer after realloc is a use-after-free" t_realloc_stale
-if [ "$ACTUAL" = guard ]; then
-    tap "realloc in place (protect_below, spare slot page), overflow past it faults" t_realloc_inplace_pages
-else
-    tap "realloc in place (protect_below, spare slot page), overflow past it faults" t_realloc_inplace_pages "guard backend only"
-fi
-tap "realloc in place within the alignment; padding checked after it" t_realloc_inplace_granule
-tap "realloc that would move the block start still moves" t_realloc_moves
 tap "realloc of page-sized blocks moves pages (nonlinear) or copies (others)" t_realloc_pages_move
-tap "stale pointer after a page-moving realloc is a use-after-free" t_realloc_pages_stale
-tap "double-free" t_double_free
-tap "halt_on_error=0 reports and continues" t_double_free_continue
-tap "bad-free of an interior pointer" t_bad_free_interior
-tap "bad-free of a stack address" t_bad_free_stack
-tap "alloc-dealloc-mismatch new[] / free" t_mismatch_newarray_free
-tap "alloc-dealloc-mismatch new / delete[]" t_mismatch_new_deletearray
-tap "alloc-dealloc-mismatch malloc / delete" t_mismatch_malloc_delete
-tap "leak report grouped by stack, largest first" t_leaks
-tap "leaks: exitcode= is the exit status" t_leaks_exitcode
-tap "detect_leaks=0" t_leaks_off
 # ------------------------------------------ leak scan roots, suppressions, LSan interface
 # Roots are the loaded objects' writable segments, thread stacks, TLS and
 # registers (not every writable mapping), read without faulting.
 LEAK33='^SUMMARY: memdbg: 33 byte\(s\) leaked in 1 allocation\(s\)\.$'
-t_leak_roots() {   # global, inside a block, blocked thread's stack, __thread of main and of a thread, r15,
-                   # dynamic TLS of a dlopen'd module
-    run "" "$T/t_leak_roots" roots "$T/mod_dtls.so"
-    rc_is 1 && out_has done && has '^Direct leak of 33 byte\(s\) in 1 object\(s\) allocated from:' &&
-    section_has '^Direct leak of 33' malloc lose_block main && has "$LEAK33"
-}
-t_leak_exit_small_stack() {   # exit() from a 64 KiB-stack thread: the leak report runs on memdbg's stack
-    run "" "$T/t_exit_small_stack"
-    rc_is 1 && has '^Direct leak of 100 byte\(s\) in 1 object\(s\) allocated from:' &&
-    section_has '^Direct leak of 100' malloc leak_and_exit
-}
-t_exit_threads_padding() {   # main returns while 3 threads churn: no false padding error at exit (5 runs)
-    local i
-    for i in 1 2 3 4 5; do
-        run "detect_leaks=0" "$T/t_exit_threads"
-        rc_is 0 && hasnt 'ERROR: memdbg' || return 1
-    done
-}
-t_leak_protected_block() {   # a live block with a PROT_NONE page: scan and padding check skip it
-    run "" "$T/t_protected_block"
-    rc_is 1 && out_has done && has '^Direct leak of 48 byte\(s\) in 1 object\(s\)' &&
-    hasnt 'heap-buffer-overflow|SEGV' && has '^SUMMARY: memdbg: 48 byte\(s\) leaked in 1 allocation\(s\)\.$'
-}
-t_leak_shared_eof() {   # a writable MAP_SHARED mapping 3 pages past its file's end: no SIGBUS, even registered as a root
-    run "" "$T/t_leak_roots" shared-eof
-    rc_is 1 && out_has done && section_has '^Direct leak of 33' malloc lose_block main && has "$LEAK33"
-}
 # timed OPTIONS cmd...: like run; sets WALL_MS and CPU_MS (user + sys)
 timed() {
     local TIMEFORMAT='%3R %3U %3S' w u y
@@ -1071,10 +757,6 @@ t_leak_reserve_time() {   # 64 GiB MAP_NORESERVE: the leak check adds (almost) n
     # once, 865 vs 644 ms another time); the landed scan took 46-52 s
     [ "$cw" -le $(( pw * 11 / 10 + slack )) ] || [ "$cc" -le $(( pc * 11 / 10 + slack )) ] ||
         fail "the leak check made the run take ${cw} ms (cpu ${cc} ms) instead of ${pw} ms (cpu ${pc} ms)"
-}
-t_leak_signal_free() {   # free() in a signal handler that interrupted malloc/free is not lost
-    run "" "$T/t_signal_free"
-    clean && out_has '^freed 300 in the handler'
 }
 SUPP_PAT='leak:leak_big
   leak:^leak_sm*l$  '
@@ -1106,55 +788,15 @@ t_suppress_bad_lines() {   # malformed lines warn with file:line and are skipped
     run "suppressions=$WORK/no-such-file" "$T/t_leak"
     rc_is 1 && has "WARNING: suppressions $WORK/no-such-file: file not found" && has 'SUMMARY: memdbg: 1396 byte'
 }
-t_lsan_ignore_object() {
-    run "" "$T/t_lsan_api" ignore
-    rc_is 1 && out_has done && section_has '^Direct leak of 66 byte' malloc lose main &&
-    has '^SUMMARY: memdbg: 66 byte\(s\) leaked in 1 allocation\(s\)\.$'
-}
-t_lsan_disable_enable() {
-    run "" "$T/t_lsan_api" disable
-    rc_is 1 && out_has done && section_has '^Direct leak of 72 byte' malloc lose main &&
-    has '^SUMMARY: memdbg: 72 byte\(s\) leaked in 1 allocation\(s\)\.$' || return 1
-    run "" "$T/t_lsan_api" enable
-    rc_is 0 && out_has done && has 'WARNING: unmatched call to __lsan_enable'
-}
-t_lsan_leak_checks() {   # recoverable check twice, then the final one ends the program
-    run "" "$T/t_lsan_api" check
-    rc_is 1 && out_has '^first 0$' && out_has '^second 1$' && ! grep -q survived "$OUT" &&
-    [ "$(grep -c '^SUMMARY: memdbg: 81 byte(s) leaked in 1 allocation(s)\.$' "$ERR")" = 2 ] ||
-        fail "expected two reports of the 81-byte leak and no third"
-}
-t_lsan_register_root() {   # a pointer only in a callee-saved register during __lsan_do_leak_check
-    run "" "$T/t_lsan_api" register
-    rc_is 0 && out_has '^checked$' && hasnt ERROR
-}
-tap "leak roots: global, block, thread stack, __thread (main, thread), dlopen TLS, register" t_leak_roots
-tap "exit() from a 64 KiB-stack thread: full leak report" t_leak_exit_small_stack
-tap "exit while other threads malloc: no false padding error" t_exit_threads_padding
-tap "leak check skips a live block the program made unreadable" t_leak_protected_block
-tap "leak scan with a MAP_SHARED mapping longer than its file: no SIGBUS" t_leak_shared_eof
 tap "leak scan with a 64 GiB MAP_NORESERVE reservation: exit time" t_leak_reserve_time
-tap "free() from a signal handler inside malloc/free: no false leak" t_leak_signal_free
 tap "suppressions=FILE by function name; Suppressions used table" t_suppress_function
 tap "suppressions=FILE by module name; all suppressed exits 0" t_suppress_module
 tap "suppressions=FILE: malformed lines and a missing file warn" t_suppress_bad_lines
-tap "__lsan_ignore_object" t_lsan_ignore_object
-tap "__lsan_disable / __lsan_enable" t_lsan_disable_enable
-tap "__lsan_do_recoverable_leak_check, __lsan_do_leak_check" t_lsan_leak_checks
-tap "__lsan_do_leak_check sees a pointer held in a register" t_lsan_register_root
 # ------------------------------------------ end of leak scan block
-tap "abort_on_error=1 dies by SIGABRT" t_abort_on_error
 tap "log_path= writes log_path.PID" t_log_path
-tap "exitcode= on a fault" t_exitcode_fault
-tap "program's own SIGSEGV handler: heap faults still reported, others reach it" t_user_segv_handler
-tap "unknown option: warning with its name, the key is ignored (as ASan)" t_unknown_option
-tap "bad option values stop with a message" t_bad_value
 tap "help=1 lists every option of the table with type and default, then runs" t_help
 tap "a bad value of each option type: the option, the value and the accepted range" t_bad_value_types
 tap "option values at the edges of their ranges, with suffixes, hex and the MiB alias" t_option_values_accepted
-tap "verbosity=1 startup line names the backend and why" t_startup_line
-tap "print_stats=1" t_print_stats
-tap "EF_PROTECT_FREE=0" t_ef_protect_free_0
 tap "$STRESS_BLOCKS live blocks, random sizes, random free order; heap VMAs" t_stress_200k
 if [ "$ACTUAL" = mprotect ]; then
     tap "mprotect: warns before vm.max_map_count instead of dying" t_stress_mprotect_limit
@@ -1163,35 +805,17 @@ else
 fi
 tap "freed memory is returned while addresses stay quarantined" t_memory_bounded
 tap "recycle_pages=1: zeroing, stress, threads, UAF within the window, memory bounded" t_recycle_pages
-tap "realloc chains to 1 MiB and back" t_realloc_chain
-tap "4 threads with cross-thread frees" t_threads
-tap "fork: the child gets its own heap" t_fork
-tap "fork: the child reports a UAF of a block freed before fork, and an overflow" t_fork_child_detects
 if [ "$ACTUAL" = guard ]; then
     tap "fork latency: memdbg adds no per-block work to the kernel's page-table copy (20k live)" t_fork_latency
 else
     tap "fork latency: memdbg adds no per-block work to the kernel's page-table copy (20k live)" t_fork_latency \
         "guard only: mprotect copies a VMA per block, nonlinear copies the live pages (docs/libmemdbg.md, Fork)"
 fi
-tap "every alignment function, errno on bad alignment" t_align
-tap "size overflow cases, malloc(0), calloc zeroing" t_sizes
-tap "calloc zeroing after recycling (quarantine 0)" t_calloc_recycled
-tap "C++ new/delete in all forms" t_cxx
-tap "allocation in constructors before main" t_early
 tap "background_thread=1 (opt-in helper thread)" t_background_thread
-tap "free_batch=8: a freed block's guard waits for at most 7 frees" t_free_batch_window \
-    "$([ "$ACTUAL" = nonlinear ] && echo 'free_batch acts on guard and mprotect (nonlinear guards at once in free; compact_defer batches its guards)')"
-tap "free_batch: a thread's waiting guards are installed at its exit" t_free_batch_thread_exit \
-    "$([ "$ACTUAL" = nonlinear ] && echo 'free_batch acts on guard and mprotect (nonlinear guards at once in free; compact_defer batches its guards)')"
-tap "free_batch: double free found at the second free" t_free_batch_double_free
 tap "free_batch: threads, fork, quarantine 0" t_free_batch_stress
 tap "small mallocs take no page fault (slots resident from the thread cache)" t_no_fault_on_malloc \
     "$([ "$ACTUAL" = nonlinear ] && echo 'nonlinear maps new pages MAP_NONBLOCK: the first write faults them in')"
 tap "quarantine 0: immediate reuse with the background thread" t_quarantine_zero_stress
-tap "closefrom(3), 1,000 files: the program's file unchanged byte for byte" t_fd_files
-tap "program dup2's its file over fds 3..1023 (or RLIMIT_NOFILE-3): unchanged byte for byte" t_fd_dup2
-tap "the same with malloc/free stacks (libunwind's pipe kept out of the program's way)" t_fd_files_stacks
-tap "closefrom(3) then fork: child reads the parent's heap, writes stay apart" t_fd_fork
 if "$T/t_unwind_syscalls" probe 2>/dev/null; then
     tap "stack capture makes no fstat or rt_sigprocmask per unwind (seccomp-counted)" t_unwind_no_syscalls
     tap "with a program handler: one signal block per unwind, no fstat (seccomp-counted)" t_unwind_handler_blocks
@@ -1202,18 +826,14 @@ else
         "this kernel takes no seccomp filters"
 fi
 tap "dup2 over every fd behind another preload's read/close/pipe2 wrappers: file unchanged (3 runs)" t_fd_dup2_wrapped
-tap "a profiler's SIGPROF handler unwinding during memdbg's unwinds: the program's mask stays empty" t_prof_unwind
 tap "stack memo: a wrapper's three callers at one depth, served and kept apart (also stack_memo=0)" t_stack_memo_variants
-tap "no size-class dead ends: 1 MiB after 20,000 small pairs in a 64 MiB arena" t_fragmentation
 if "$T/t_unshare" >/dev/null 2>&1; then
     tap "unshare(CLONE_NEWUSER) works under memdbg" t_unshare_newuser
 else
     tap "unshare(CLONE_NEWUSER) works under memdbg" t_unshare_newuser "fails without memdbg too (no user namespaces here)"
 fi
 tap "ulimit -v 4G with arena_size=1G" t_ulimit_v
-tap "boolean options: false/true, no/yes; bad value stops" t_option_booleans
 tap "options separated by white space and commas, as ASan takes them" t_option_separators
-tap "alignment below 16 warns" t_alignment_warning
 tap "MADV_DONTNEED on malloc'd memory" t_madv_dontneed
 need sort && tap "real program: sort" t_real_sort || tap "real program: sort" t_real_sort "sort not installed"
 need python3 && tap "real program: python3" t_real_python || tap "real program: python3" t_real_python "python3 not installed"
@@ -1376,45 +996,9 @@ else
 fi
 
 # ===================================================== signals and small stacks
-# (issue 10 items 2 and 3: reports on any stack, SIGSEGV chaining; fork
-# during a report; log_path=stderr|stdout)
-# No core files from the tests that die of SIGSEGV on purpose.
-dies_of_segv() { ulimit -c 0; run "" "$@"; rc_is 139 || return 1; hasnt 'ERROR: memdbg'; }
-raw_line_first() {   # the raw frames (module+offset) come before the symbolized ones
-    local raw first
-    raw=$(grep -n -m1 -E '^    \(raw: [^ ]+\+0x[0-9a-f]+' "$ERR" | cut -d: -f1)
-    first=$(grep -n -m1 -E '^    #0 0x' "$ERR" | cut -d: -f1)
-    [ -n "$raw" ] && [ -n "$first" ] && [ "$raw" -lt "$first" ] || fail "no raw frames line before the first stack"
-}
-uaf_report_small_stack() {   # MODE THREAD CALLER: full UAF report of t_small_stack
-    run "" "$T/t_small_stack" "$1"
-    rc_is 1 && first_line_is heap-use-after-free && has "^READ of size 1 at 0x.* thread $2\$" &&
-    has 'is located 5 bytes inside of 32-byte region' && raw_line_first &&
-    section_has '^READ of size 1' use_after_free uaf "$3" &&
-    section_has "^freed by thread $2 here:" free free_buffer uaf "$3" &&
-    section_has "^previously allocated by thread $2 here:" malloc make_buffer uaf "$3" &&
-    has '^SUMMARY: memdbg: heap-use-after-free in use_after_free .*t_small_stack.c:' &&
-    ! grep -q 'user handler called' "$OUT" || fail "the program's handler ran for a heap fault"
-}
-t_uaf_altstack16() { uaf_report_small_stack altstack16 T0 with_altstack && out_has '^altstack 16384$'; }
-t_uaf_altstack64() { uaf_report_small_stack altstack64 T0 with_altstack && out_has '^altstack 65536$'; }
-t_uaf_thread64() { uaf_report_small_stack thread64 T1 thread_uaf; }
-t_double_free_thread64() {
-    run "" "$T/t_small_stack" thread64-double-free
-    rc_is 1 && first_line_is double-free && raw_line_first &&
-    section_has '^free of 0x' free second_free double_free thread_double_free &&
-    section_has '^freed by thread T1 here:' free first_free double_free thread_double_free &&
-    section_has '^previously allocated by thread T1 here:' malloc make_buffer double_free &&
-    has '^SUMMARY: memdbg: double-free in second_free'
-}
-t_two_threads_fault() {   # two faults at once: one whole report, then the end
-    run "" "$T/t_small_stack" two-threads64
-    rc_is 1 && [ "$(grep -c 'ERROR: memdbg' "$ERR")" = 1 ] || { fail "expected exactly one report"; return 1; }
-    first_line_is heap-use-after-free && section_has '^READ of size 1' use_after_free thread_uaf_together &&
-    section_has '^freed by thread T[12] here:' free free_buffer thread_uaf_together &&
-    has '^SUMMARY: memdbg: heap-use-after-free in use_after_free' && has '^==[0-9]+==ABORTING$' &&
-    ! grep -q 'threads returned' "$OUT" || fail "the program went on"
-}
+# (reports on any stack and SIGSEGV chaining are in t_small_stack.c and
+# t_signals.c; here: Python's faulthandler, fork in handlers and threads,
+# log_path=stderr|stdout)
 t_python_faulthandler_uaf() {
     run "detect_leaks=0" python3 -c 'import ctypes, faulthandler
 faulthandler.enable()
@@ -1435,49 +1019,6 @@ print(ctypes.string_at(p, 8))'
 faulthandler.enable()
 ctypes.string_at(0)'; exit $RC ); RC=$?
     rc_is 139 && has '^Fatal Python error: Segmentation fault' && hasnt 'ERROR: memdbg'
-}
-t_sig_resethand() {   # one-shot handler: runs once, the refault kills
-    dies_of_segv "$T/t_signals" resethand && [ "$(grep -c '^handler' "$OUT")" = 1 ] ||
-        fail "handler ran $(grep -c '^handler' "$OUT") times, expected once"
-}
-t_sig_sysv_signal() {  # sysv_signal: one-shot too, a plain handler; heap faults stay memdbg's
-    dies_of_segv "$T/t_signals" sysv-resethand && [ "$(grep -c '^plain handler' "$OUT")" = 1 ] ||
-        { fail "handler ran $(grep -c '^plain handler' "$OUT") times, expected once"; return 1; }
-    run "" "$T/t_signals" sysv-uaf
-    rc_is 1 && first_line_is heap-use-after-free && section_has '^READ of size 1' read_freed main &&
-    ! grep -q 'plain handler' "$OUT" || fail "the program's handler ran for a heap fault"
-}
-t_sig_masks() {
-    run "" "$T/t_signals" nodefer
-    rc_is 4 && out_has '^mask segv=0 usr1=1 usr2=0$' || return 1
-    run "" "$T/t_signals" defer
-    rc_is 4 && out_has '^mask segv=1 usr1=0 usr2=1$' || return 1
-    run "" "$T/t_signals" nodefer-nested
-    rc_is 4 && out_has '^depth 2$'
-}
-t_sig_raise_kill() {   # sent SIGSEGVs are not faults: the default action kills
-    dies_of_segv "$T/t_signals" raise && ! grep -q survived "$OUT" || return 1
-    dies_of_segv "$T/t_signals" kill && ! grep -q survived "$OUT" || return 1
-    run "" "$T/t_signals" raise-handler
-    clean && out_has '^sig 11 code SI_TKILL pid self$' && out_has '^sig 11 code SI_USER pid self$' && out_has '^after$'
-}
-t_sig_restart() {   # SA_RESTART decides whether read(2) goes on after a sent SIGSEGV
-    run "" "$T/t_signals" restart
-    clean && out_has '^handler$' && out_has '^read 1$' || return 1
-    run "" "$T/t_signals" no-restart
-    clean && out_has '^handler$' && out_has '^read EINTR '
-}
-t_sig_sent_heap_address() {   # si_code SI_QUEUE, si_addr a freed block: still not a heap fault
-    dies_of_segv "$T/t_signals" sigqueue-heap
-}
-t_sig_query() {   # sigaction(SIGSEGV, NULL, &old) and friends return the program's
-    run "" "$T/t_signals" query
-    rc_is 1 && out_has '^query ok$' && first_line_is heap-use-after-free && section_has '^READ of size 1' read_freed query main
-}
-t_sig_ign() {   # SIG_IGN: a fault still kills, a sent SIGSEGV is dropped
-    dies_of_segv "$T/t_signals" ign || return 1
-    run "" "$T/t_signals" ign-raise-uaf
-    rc_is 1 && out_has '^ignored$' && first_line_is heap-use-after-free && section_has '^READ of size 1' read_freed main
 }
 t_fork_in_signal_handler() {   # fork() from a handler that interrupted malloc/free: same thread, a second thread, a second fork in the child, exit() in the child
     local mode opts
@@ -1512,11 +1053,6 @@ t_fork_in_handler_compact() {   # the same with compact mode: a free's or refill
         clean && out_has '^forks 100, children failed 0$' || { echo "#   mode $mode"; return 1; }
     done
 }
-t_fork_during_report() {   # the child of a fork during another thread's report can report
-    run "" "$T/t_fork_in_report"
-    rc_is 1 && out_has '^child: exit 1$' && has 'ERROR: memdbg: double-free' &&
-    section_has '^free of 0x' free child_double_free main && has 'ERROR: memdbg: heap-use-after-free'
-}
 t_log_path_streams() {   # stderr/stdout name the streams, not files stderr.PID
     mkdir -p "$WORK/logcwd" && cd "$WORK/logcwd" || return 1
     run "log_path=stderr" "$T/t_uaf" read
@@ -1527,22 +1063,8 @@ t_log_path_streams() {   # stderr/stdout name the streams, not files stderr.PID
     rc_is 1 && out_has '^==[0-9]+==ERROR: memdbg: heap-use-after-free' && hasnt 'ERROR: memdbg' || return 1
     [ -z "$(ls -A "$WORK/logcwd")" ] || fail "files created: $(ls -A "$WORK/logcwd")"
 }
-tap "UAF on a 16 KiB sigaltstack: full report" t_uaf_altstack16
-tap "UAF on a 64 KiB sigaltstack: full report" t_uaf_altstack64
-tap "UAF in a thread with a 64 KiB stack: full report" t_uaf_thread64
-tap "double-free in a thread with a 64 KiB stack: full report" t_double_free_thread64
-tap "two 64 KiB-stack threads fault at once: one full report" t_two_threads_fault
 need python3 && tap "python3 faulthandler + ctypes use-after-free: report" t_python_faulthandler_uaf ||
     tap "python3 faulthandler + ctypes use-after-free: report" t_python_faulthandler_uaf "python3 not installed"
-tap "SA_RESETHAND handler runs once, then SIGSEGV kills" t_sig_resethand
-tap "sysv_signal handler runs once, then SIGSEGV kills; heap faults still reported" t_sig_sysv_signal
-tap "SA_NODEFER and sa_mask apply inside the program's handler" t_sig_masks
-tap "raise/kill SIGSEGV kill by SIGSEGV, or reach the handler with SI_TKILL/SI_USER" t_sig_raise_kill
-tap "SA_RESTART of the program's handler: read(2) restarted after a sent SIGSEGV" t_sig_restart
-tap "a sent SIGSEGV carrying a heap address is not a heap fault" t_sig_sent_heap_address
-tap "sigaction/signal/sysv_signal/bsd_signal/sigset/sigignore: the program's dispositions" t_sig_query
-tap "SIG_IGN: a fault kills by SIGSEGV, raise(SIGSEGV) is dropped" t_sig_ign
-tap "fork while another thread reports: the child reports" t_fork_during_report
 tap "fork from a signal handler inside malloc/free: no hang, the child's heap works (also forking again, exiting)" t_fork_in_signal_handler
 tap "fork while two threads allocate and free: the child's heap is whole (also with fds closed)" t_fork_threads
 if [ "$ACTUAL" = nonlinear ]; then

@@ -1,5 +1,13 @@
 /* Every alignment function: alignment of the result, usable size, the whole
  * block writable, and errno / return values for bad arguments. */
+
+// TEST: every alignment function, errno on bad alignment
+// RUN: %memdbg %t
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+
 #include <errno.h>
 #include <malloc.h>
 #include <stdint.h>

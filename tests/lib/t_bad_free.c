@@ -1,3 +1,19 @@
+
+// TEST: bad-free of an interior pointer
+// RUN: %memdbg %t interior
+// EXIT: 1
+// CHECK-ERROR: bad-free
+// CHECK: is located 8 bytes inside of 64-byte region
+// CHECK-STACK: ^free of 0x | free | bad_free_interior | main
+// CHECK-STACK: ^allocated by thread T0 here: | malloc | make_buffer | main
+//
+// TEST: bad-free of a stack address
+// RUN: %memdbg %t stack
+// EXIT: 1
+// CHECK-ERROR: bad-free
+// CHECK: was not allocated by malloc
+// CHECK-STACK: ^free of 0x | free | bad_free_stack | main
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,12 @@
 // operator new/delete in all forms, clean: no report, bad_alloc on overflow.
+
+// TEST: C++ new/delete in all forms
+// RUN: %memdbg %t
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+
 #include <cstdio>
 #include <cstdint>
 #include <new>

@@ -1,5 +1,13 @@
 /* exit() from a thread with a 64 KiB stack, with a leaked block: the leak
  * report at exit symbolizes, which must not run on that small stack. */
+
+// exit() from a 64 KiB-stack thread: the leak report runs on memdbg's stack.
+// TEST: exit() from a 64 KiB-stack thread: full leak report
+// RUN: %memdbg %t
+// EXIT: 1
+// CHECK: ^Direct leak of 100 byte\(s\) in 1 object\(s\) allocated from:
+// CHECK-STACK: ^Direct leak of 100 | malloc | leak_and_exit
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,26 @@
 /* main returns while other threads are inside malloc and free: the
  * padding check of live blocks at exit must not take a block whose
  * padding another thread is still writing for an overflow. */
+
+// main returns while 3 threads churn: no false padding error at exit, in
+// any of 5 runs.
+// TEST: exit while other threads malloc: no false padding error
+// RUN: %memdbg -o detect_leaks=0 %t
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// RUN: %memdbg -o detect_leaks=0 %t
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// RUN: %memdbg -o detect_leaks=0 %t
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// RUN: %memdbg -o detect_leaks=0 %t
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// RUN: %memdbg -o detect_leaks=0 %t
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>

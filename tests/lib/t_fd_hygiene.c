@@ -10,6 +10,45 @@
  *   fork:  after closefrom, the child of a fork reads the heap data the
  *          parent wrote before it, its writes do not reach the parent, and
  *          the parent's later writes do not reach it. */
+
+// The program owns its fds: it closes every fd >= 3 and takes the numbers
+// for its own files; memdbg must not touch them.  The file tests run with
+// stacks off (malloc_context_size=0) and on (libunwind's memory-validation
+// pipe, unwind_fds.c).
+// TEST: closefrom(3), 1,000 files: the program's file unchanged byte for byte
+// RUN: %memdbg -o malloc_context_size=0 %t files
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^ok 1000 fds$
+//
+// TEST: program dup2's its file over fds 3..1023 (or RLIMIT_NOFILE-3): unchanged byte for byte
+// RUN: %memdbg -o malloc_context_size=0 %t dup2
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^ok [0-9]+ fds$
+//
+// TEST: the same with malloc/free stacks (libunwind's pipe kept out of the program's way)
+// RUN: %memdbg %t files
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^ok 1000 fds$
+// RUN: %memdbg %t dup2
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^ok [0-9]+ fds$
+//
+// closefrom(3), then fork: the child reads the parent's heap; writes stay apart.
+// TEST: closefrom(3) then fork: child reads the parent's heap, writes stay apart
+// RUN: %memdbg %t fork
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^ok$
+
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

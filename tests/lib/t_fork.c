@@ -6,6 +6,35 @@
  *   child-overflow: the child writes one page past a live 16-byte block of
  *                   the parent's (its guard page): the child must report it.
  * Whatever makes fork cheaper must keep these guards in the child. */
+
+// TEST: fork: the child gets its own heap
+// RUN: %memdbg %t
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+//
+// Guards survive fork: the child reports a use-after-free of a block freed
+// before it, and an overflow.
+// TEST: fork: the child reports a UAF of a block freed before fork, and an overflow
+// RUN: %memdbg %t child-uaf
+// EXIT: 0
+// CHECK-OUT: ^child: exit 1$
+// CHECK-OUT-NOT: child survived
+// CHECK-ERROR: heap-use-after-free
+// CHECK: is located 5 bytes inside of 16-byte region
+// CHECK-STACK: ^READ of size 1 | child_reads_freed | child_bug | main
+// CHECK-STACK: ^freed by thread T0 here: | free | free_buffer | child_bug | main
+// RUN: %memdbg %t child-overflow
+// EXIT: 0
+// CHECK-OUT: ^child: exit 1$
+// CHECK-OUT-NOT: child survived
+// CHECK-ERROR: heap-buffer-overflow
+// CHECK: is located 4064 bytes after 16-byte region
+// CHECK-STACK: ^WRITE of size 1 | child_writes_past | child_bug | main
+// CHECK-STACK: ^allocated by thread T0 here: | malloc | make_buffer | child_bug | main
+// CHECK-NOT: detected memory leaks
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

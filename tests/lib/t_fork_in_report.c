@@ -7,6 +7,16 @@
  * stderr back on the real one.  Prints "child: exit N" or "child: hung";
  * then lets the reporting thread finish (the process ends with its
  * report). */
+
+// The child of a fork during another thread's report can report.
+// TEST: fork while another thread reports: the child reports
+// RUN: %memdbg %t
+// EXIT: 1
+// CHECK-OUT: ^child: exit 1$
+// CHECK: ERROR: memdbg: double-free
+// CHECK-STACK: ^free of 0x | free | child_double_free | main
+// CHECK: ERROR: memdbg: heap-use-after-free
+
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,15 @@
 /* No size-class dead ends: after small churn has used the whole arena's
  * address space once, a large block still fits (run with arena_size=64M:
  * 20,000 malloc(100)/free pairs pass through every page of it). */
+
+// 20,000 small pairs use the whole 64 MiB arena; then 1, 2 and 3 MiB blocks.
+// TEST: no size-class dead ends: 1 MiB after 20,000 small pairs in a 64 MiB arena
+// RUN: %memdbg -o arena_size=64M %t
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^ok$
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,6 +5,39 @@
  *   t_free_batch window K   free, report, K more frees, report, then use it
  *   t_free_batch thread     a thread frees and exits; main uses the block
  *   t_free_batch double     free twice in a row */
+
+// free_batch acts on guard and mprotect: nonlinear guards at once in free
+// (and compact_defer batches its guards).
+// TEST: free_batch=8: a freed block's guard waits for at most 7 frees
+// REQUIRES: backend!=nonlinear
+// RUN: %memdbg -o free_batch=8 %t window 6
+// CHECK-OUT: ^after free: accessible$
+// CHECK-OUT: ^after 6 more frees: accessible$
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// RUN: %memdbg -o free_batch=8 %t window 7
+// CHECK-OUT: ^after 7 more frees: guarded$
+// EXIT: 1
+// CHECK-ERROR: heap-use-after-free
+// RUN: %memdbg %t window 0
+// CHECK-OUT: ^after free: guarded$
+// EXIT: 1
+// CHECK-ERROR: heap-use-after-free
+//
+// A thread's waiting guards are installed when it exits.
+// TEST: free_batch: a thread's waiting guards are installed at its exit
+// REQUIRES: backend!=nonlinear
+// RUN: %memdbg -o free_batch=64 %t thread
+// CHECK-OUT: ^after the thread.s exit: guarded$
+// EXIT: 1
+// CHECK-ERROR: heap-use-after-free
+//
+// TEST: free_batch: double free found at the second free
+// RUN: %memdbg -o free_batch=64 %t double
+// EXIT: 1
+// CHECK-ERROR: double-free
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -1,6 +1,47 @@
 /* Leaks: 3 x 100 bytes from leak_small, 1000 bytes from leak_big, and a
  * list whose head is lost (direct) with one node behind it (indirect).
  * global_keep stays reachable and must not be reported. */
+
+// TEST: leak report grouped by stack, largest first
+// RUN: %memdbg %t
+// EXIT: 1
+// CHECK-OUT: done
+// CHECK: ^==[0-9]+==ERROR: memdbg: detected memory leaks
+// CHECK: ^Direct leak of 1000 byte\(s\) in 1 object\(s\) allocated from:
+// CHECK: ^Direct leak of 300 byte\(s\) in 3 object\(s\) allocated from:
+// CHECK: ^Direct leak of 48 byte\(s\) in 1 object\(s\)
+// CHECK: ^Indirect leak of 48 byte\(s\) in 1 object\(s\)
+// CHECK-NOT:  77 byte
+// CHECK: ^SUMMARY: memdbg: 1396 byte\(s\) leaked in 6 allocation\(s\)\.
+// CHECK-STACK: ^Direct leak of 1000 | malloc | leak_big | main
+// CHECK-STACK: ^Direct leak of 300 | malloc | leak_small | main
+// CHECK-ORDER: Direct leak of 1000 | Direct leak of 300
+//
+// TEST: leaks: exitcode= is the exit status
+// RUN: %memdbg -o exitcode=23 %t
+// EXIT: 23
+// CHECK: detected memory leaks
+//
+// TEST: detect_leaks=0
+// RUN: %memdbg -o detect_leaks=0 %t
+// EXIT: 0
+// CHECK-NOT: ERROR
+//
+// TEST: boolean options: false/true, no/yes; bad value stops
+// RUN: %memdbg -o detect_leaks=false %t
+// EXIT: 0
+// CHECK-NOT: ERROR
+// RUN: %memdbg -o detect_leaks=no:print_stats=true %t
+// EXIT: 0
+// CHECK-NOT: ERROR
+// CHECK: memdbg stats:
+// RUN: %memdbg -o detect_leaks=yes %t
+// EXIT: 1
+// CHECK: detected memory leaks
+// RUN: %memdbg -o detect_leaks=maybe %T/t_early
+// EXIT: 1
+// CHECK: bad value 'maybe' for option 'detect_leaks'
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

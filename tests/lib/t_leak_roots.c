@@ -15,6 +15,26 @@
  * a 64 GiB MAP_NORESERVE reservation with one page touched),
  * "reserve-clean" (the reservation, and the 33-byte block is not lost:
  * nothing to report, so the run time is the scan's, not the symbolizer's). */
+
+// Roots: a global, inside a block, a blocked thread's stack, __thread of
+// main and of a thread, r15, the dynamic TLS of a dlopen'ed module.
+// TEST: leak roots: global, block, thread stack, __thread (main, thread), dlopen TLS, register
+// RUN: %memdbg %t roots %T/mod_dtls.so
+// EXIT: 1
+// CHECK-OUT: done
+// CHECK: ^Direct leak of 33 byte\(s\) in 1 object\(s\) allocated from:
+// CHECK-STACK: ^Direct leak of 33 | malloc | lose_block | main
+// CHECK: ^SUMMARY: memdbg: 33 byte\(s\) leaked in 1 allocation\(s\)\.$
+//
+// A writable MAP_SHARED mapping 3 pages past its file's end, even
+// registered as a root: no SIGBUS.
+// TEST: leak scan with a MAP_SHARED mapping longer than its file: no SIGBUS
+// RUN: %memdbg %t shared-eof
+// EXIT: 1
+// CHECK-OUT: done
+// CHECK-STACK: ^Direct leak of 33 | malloc | lose_block | main
+// CHECK: ^SUMMARY: memdbg: 33 byte\(s\) leaked in 1 allocation\(s\)\.$
+
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>

@@ -12,6 +12,41 @@
  *   enable    an unmatched __lsan_enable warns
  *   elf       a block allocated inside libelf (dlopen'd) is lost: for
  *             suppressions by module name */
+
+// TEST: __lsan_ignore_object
+// RUN: %memdbg %t ignore
+// EXIT: 1
+// CHECK-OUT: done
+// CHECK-STACK: ^Direct leak of 66 byte | malloc | lose | main
+// CHECK: ^SUMMARY: memdbg: 66 byte\(s\) leaked in 1 allocation\(s\)\.$
+//
+// TEST: __lsan_disable / __lsan_enable
+// RUN: %memdbg %t disable
+// EXIT: 1
+// CHECK-OUT: done
+// CHECK-STACK: ^Direct leak of 72 byte | malloc | lose | main
+// CHECK: ^SUMMARY: memdbg: 72 byte\(s\) leaked in 1 allocation\(s\)\.$
+// RUN: %memdbg %t enable
+// EXIT: 0
+// CHECK-OUT: done
+// CHECK: WARNING: unmatched call to __lsan_enable
+//
+// The recoverable check twice, then the final one ends the program.
+// TEST: __lsan_do_recoverable_leak_check, __lsan_do_leak_check
+// RUN: %memdbg %t check
+// EXIT: 1
+// CHECK-OUT: ^first 0$
+// CHECK-OUT: ^second 1$
+// CHECK-OUT-NOT: survived
+// CHECK-COUNT: 2 ^SUMMARY: memdbg: 81 byte\(s\) leaked in 1 allocation\(s\)\.$
+//
+// A pointer held only in a callee-saved register during the check.
+// TEST: __lsan_do_leak_check sees a pointer held in a register
+// RUN: %memdbg %t register
+// EXIT: 0
+// CHECK-OUT: ^checked$
+// CHECK-NOT: ERROR
+
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>

@@ -5,6 +5,15 @@
  * once let the handler's libunwind calls pass for its own and left
  * SIGPROF blocked after the handler interrupted an unwind.
  *   argv[1]: seconds (default 3).  Prints "ok: N iterations, M samples". */
+
+// A SIGPROF handler unwinding with libunwind: the program's mask stays empty.
+// TEST: a profiler's SIGPROF handler unwinding during memdbg's unwinds: the program's mask stays empty
+// RUN: %memdbg -o detect_leaks=0 %t 3
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^ok: [0-9]+ iterations
+
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>

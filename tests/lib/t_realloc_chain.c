@@ -1,4 +1,12 @@
 /* realloc chains up to 1 MiB and back, contents preserved at every step. */
+
+// TEST: realloc chains to 1 MiB and back
+// RUN: %memdbg %t
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

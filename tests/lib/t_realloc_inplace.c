@@ -7,6 +7,32 @@
  *                 after the last accessible page still faults.
  *   moves         default placement: 100 -> 200 moves (the old pointer
  *                 would otherwise lie inside the new block). */
+
+// TEST: realloc in place (protect_below, spare slot page), overflow past it faults
+// REQUIRES: backend=guard
+// RUN: %memdbg -o protect_below=1 %t grow-pages
+// EXIT: 1
+// CHECK-OUT: in place
+// CHECK-ERROR: heap-buffer-(overflow|underflow)
+// CHECK: ^WRITE of size 1 at
+// CHECK-STACK: ^WRITE of size | write_at | main
+//
+// Same address: the padding is re-established after the shrink.
+// TEST: realloc in place within the alignment; padding checked after it
+// RUN: %memdbg %t same-granule
+// EXIT: 1
+// CHECK-OUT: in place
+// CHECK-ERROR: heap-buffer-overflow
+// CHECK: is located 0 bytes after 100-byte region
+// CHECK-STACK: ^allocated by thread T0 here: | realloc | grow | main
+//
+// TEST: realloc that would move the block start still moves
+// RUN: %memdbg %t moves
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: moved
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -6,6 +6,19 @@
  *                           kept pages kept their frame ("same-frames N of
  *                           M", M counting pages whose frame is shown)
  *   t_realloc_pages stale   read through the pointer realloc moved away from */
+
+// The address realloc moved away from is a guard.
+// TEST: stale pointer after a page-moving realloc is a use-after-free
+// RUN: %memdbg %t stale
+// EXIT: 1
+// CHECK-ERROR: heap-use-after-free
+// CHECK: ^READ of size 1 at 0x
+// CHECK: is located 5000 bytes inside of 12288-byte region
+// CHECK-STACK: ^READ of size 1 | read_stale | main
+// CHECK-STACK: ^freed by thread T0 here: | realloc | resize_pages | main
+// CHECK-STACK: ^previously allocated by thread T0 here: | malloc | make_pages | main
+// CHECK-NOT: survived
+
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>

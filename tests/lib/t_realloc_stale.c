@@ -1,4 +1,14 @@
 /* A pointer kept across realloc is a use-after-free: realloc always moves. */
+
+// TEST: stale pointer after realloc is a use-after-free
+// RUN: %memdbg %t
+// EXIT: 1
+// CHECK-ERROR: heap-use-after-free
+// CHECK: is located 3 bytes inside of 100-byte region
+// CHECK-STACK: ^READ of size 1 | read_stale | main
+// CHECK-STACK: ^freed by thread T0 here: | realloc | grow_buffer | main
+// CHECK-STACK: ^previously allocated by thread T0 here: | malloc | make_buffer | main
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

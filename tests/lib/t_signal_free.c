@@ -3,6 +3,15 @@
  * A CPU-time timer fires every 100 us while main does nothing but
  * malloc/free pairs; each signal frees one of N blocks and forgets it.  At
  * exit every block is freed: no leak may be reported. */
+
+// free() in a signal handler that interrupted malloc/free is not lost.
+// TEST: free() from a signal handler inside malloc/free: no false leak
+// RUN: %memdbg %t
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^freed 300 in the handler
+
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>

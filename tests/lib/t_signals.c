@@ -1,7 +1,7 @@
 /* The program's SIGSEGV dispositions must behave as without memdbg, which
  * keeps its own handler in the kernel's table and chains to them.
  * Each mode prints what it observed; the exit status or death by signal
- * is checked by the caller (tests/lib/run.sh).
+ * is checked by the TEST lines below.
  *   resethand       SA_RESETHAND handler: runs once, the refault kills (SIGSEGV)
  *   sysv-resethand  the same through sysv_signal(), plain handler
  *   nodefer         SA_NODEFER + sa_mask {SIGUSR1}: the mask inside the handler
@@ -22,6 +22,94 @@
  *                   use-after-free afterwards is still reported
  *   restart | no-restart  a SIGSEGV sent to a thread blocked in read(2):
  *                   with SA_RESTART the read goes on, without it EINTR */
+
+// TEST: SA_RESETHAND handler runs once, then SIGSEGV kills
+// RUN: %memdbg %t resethand
+// EXIT: 139
+// CHECK-NOT: ERROR: memdbg
+// CHECK-OUT-COUNT: 1 ^handler
+//
+// sysv_signal: one-shot too, a plain handler; heap faults stay memdbg's.
+// TEST: sysv_signal handler runs once, then SIGSEGV kills; heap faults still reported
+// RUN: %memdbg %t sysv-resethand
+// EXIT: 139
+// CHECK-NOT: ERROR: memdbg
+// CHECK-OUT-COUNT: 1 ^plain handler
+// RUN: %memdbg %t sysv-uaf
+// EXIT: 1
+// CHECK-ERROR: heap-use-after-free
+// CHECK-STACK: ^READ of size 1 | read_freed | main
+// CHECK-OUT-NOT: plain handler
+//
+// TEST: SA_NODEFER and sa_mask apply inside the program's handler
+// RUN: %memdbg %t nodefer
+// EXIT: 4
+// CHECK-OUT: ^mask segv=0 usr1=1 usr2=0$
+// RUN: %memdbg %t defer
+// EXIT: 4
+// CHECK-OUT: ^mask segv=1 usr1=0 usr2=1$
+// RUN: %memdbg %t nodefer-nested
+// EXIT: 4
+// CHECK-OUT: ^depth 2$
+//
+// Sent SIGSEGVs are not faults: the default action kills.
+// TEST: raise/kill SIGSEGV kill by SIGSEGV, or reach the handler with SI_TKILL/SI_USER
+// RUN: %memdbg %t raise
+// EXIT: 139
+// CHECK-NOT: ERROR: memdbg
+// CHECK-OUT-NOT: survived
+// RUN: %memdbg %t kill
+// EXIT: 139
+// CHECK-NOT: ERROR: memdbg
+// CHECK-OUT-NOT: survived
+// RUN: %memdbg %t raise-handler
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^sig 11 code SI_TKILL pid self$
+// CHECK-OUT: ^sig 11 code SI_USER pid self$
+// CHECK-OUT: ^after$
+//
+// SA_RESTART decides whether read(2) goes on after a sent SIGSEGV.
+// TEST: SA_RESTART of the program's handler: read(2) restarted after a sent SIGSEGV
+// RUN: %memdbg %t restart
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^handler$
+// CHECK-OUT: ^read 1$
+// RUN: %memdbg %t no-restart
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^handler$
+// CHECK-OUT: ^read EINTR[ ]
+//
+// si_code SI_QUEUE with si_addr a freed block: still not a heap fault.
+// TEST: a sent SIGSEGV carrying a heap address is not a heap fault
+// RUN: %memdbg %t sigqueue-heap
+// EXIT: 139
+// CHECK-NOT: ERROR: memdbg
+//
+// sigaction(SIGSEGV, NULL, &old) and friends return the program's.
+// TEST: sigaction/signal/sysv_signal/bsd_signal/sigset/sigignore: the program's dispositions
+// RUN: %memdbg %t query
+// EXIT: 1
+// CHECK-OUT: ^query ok$
+// CHECK-ERROR: heap-use-after-free
+// CHECK-STACK: ^READ of size 1 | read_freed | query | main
+//
+// SIG_IGN: a fault still kills, a sent SIGSEGV is dropped.
+// TEST: SIG_IGN: a fault kills by SIGSEGV, raise(SIGSEGV) is dropped
+// RUN: %memdbg %t ign
+// EXIT: 139
+// CHECK-NOT: ERROR: memdbg
+// RUN: %memdbg %t ign-raise-uaf
+// EXIT: 1
+// CHECK-OUT: ^ignored$
+// CHECK-ERROR: heap-use-after-free
+// CHECK-STACK: ^READ of size 1 | read_freed | main
+
 #define _GNU_SOURCE
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"   /* sigset, sigignore: tested on purpose */
 #include <signal.h>

@@ -1,5 +1,28 @@
 /* Size-overflow and edge cases of malloc/calloc/realloc/reallocarray,
  * calloc zeroing after the pages were recycled, malloc(0). */
+
+// TEST: size overflow cases, malloc(0), calloc zeroing
+// RUN: %memdbg %t
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+//
+// TEST: calloc zeroing after recycling (quarantine 0)
+// RUN: %memdbg -o quarantine_size_mb=0 %t
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+//
+// EF_PROTECT_FREE=0: no quarantine, the address is reused soon.
+// TEST: EF_PROTECT_FREE=0
+// RUN: EF_PROTECT_FREE=0 %memdbg %t
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+
 #include <errno.h>
 #include <malloc.h>
 #include <stdint.h>

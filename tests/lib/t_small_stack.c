@@ -5,6 +5,73 @@
  * still print the whole report, with symbolized stacks.
  *   altstack16 | altstack64 | thread64 | thread64-double-free
  *   two-threads64: two such threads fault at the same moment */
+
+// Reports on any stack: a 16 or 64 KiB sigaltstack, a thread with a 64 KiB
+// stack.  The raw frames (module+offset) come before the symbolized ones,
+// and the program's own handler never runs for a heap fault.
+// TEST: UAF on a 16 KiB sigaltstack: full report
+// RUN: %memdbg %t altstack16
+// EXIT: 1
+// CHECK-ERROR: heap-use-after-free
+// CHECK: ^READ of size 1 at 0x.* thread T0$
+// CHECK: is located 5 bytes inside of 32-byte region
+// CHECK-ORDER: ^    \(raw: [^ ]+\+0x[0-9a-f]+ | ^    #0 0x
+// CHECK-STACK: ^READ of size 1 | use_after_free | uaf | with_altstack
+// CHECK-STACK: ^freed by thread T0 here: | free | free_buffer | uaf | with_altstack
+// CHECK-STACK: ^previously allocated by thread T0 here: | malloc | make_buffer | uaf | with_altstack
+// CHECK: ^SUMMARY: memdbg: heap-use-after-free in use_after_free .*t_small_stack.c:
+// CHECK-OUT-NOT: user handler called
+// CHECK-OUT: ^altstack 16384$
+//
+// TEST: UAF on a 64 KiB sigaltstack: full report
+// RUN: %memdbg %t altstack64
+// EXIT: 1
+// CHECK-ERROR: heap-use-after-free
+// CHECK: ^READ of size 1 at 0x.* thread T0$
+// CHECK: is located 5 bytes inside of 32-byte region
+// CHECK-ORDER: ^    \(raw: [^ ]+\+0x[0-9a-f]+ | ^    #0 0x
+// CHECK-STACK: ^READ of size 1 | use_after_free | uaf | with_altstack
+// CHECK-STACK: ^freed by thread T0 here: | free | free_buffer | uaf | with_altstack
+// CHECK-STACK: ^previously allocated by thread T0 here: | malloc | make_buffer | uaf | with_altstack
+// CHECK: ^SUMMARY: memdbg: heap-use-after-free in use_after_free .*t_small_stack.c:
+// CHECK-OUT-NOT: user handler called
+// CHECK-OUT: ^altstack 65536$
+//
+// TEST: UAF in a thread with a 64 KiB stack: full report
+// RUN: %memdbg %t thread64
+// EXIT: 1
+// CHECK-ERROR: heap-use-after-free
+// CHECK: ^READ of size 1 at 0x.* thread T1$
+// CHECK: is located 5 bytes inside of 32-byte region
+// CHECK-ORDER: ^    \(raw: [^ ]+\+0x[0-9a-f]+ | ^    #0 0x
+// CHECK-STACK: ^READ of size 1 | use_after_free | uaf | thread_uaf
+// CHECK-STACK: ^freed by thread T1 here: | free | free_buffer | uaf | thread_uaf
+// CHECK-STACK: ^previously allocated by thread T1 here: | malloc | make_buffer | uaf | thread_uaf
+// CHECK: ^SUMMARY: memdbg: heap-use-after-free in use_after_free .*t_small_stack.c:
+// CHECK-OUT-NOT: user handler called
+//
+// TEST: double-free in a thread with a 64 KiB stack: full report
+// RUN: %memdbg %t thread64-double-free
+// EXIT: 1
+// CHECK-ERROR: double-free
+// CHECK-ORDER: ^    \(raw: [^ ]+\+0x[0-9a-f]+ | ^    #0 0x
+// CHECK-STACK: ^free of 0x | free | second_free | double_free | thread_double_free
+// CHECK-STACK: ^freed by thread T1 here: | free | first_free | double_free | thread_double_free
+// CHECK-STACK: ^previously allocated by thread T1 here: | malloc | make_buffer | double_free
+// CHECK: ^SUMMARY: memdbg: double-free in second_free
+//
+// Two faults at once: one whole report, then the end.
+// TEST: two 64 KiB-stack threads fault at once: one full report
+// RUN: %memdbg %t two-threads64
+// EXIT: 1
+// CHECK-COUNT: 1 ERROR: memdbg
+// CHECK-ERROR: heap-use-after-free
+// CHECK-STACK: ^READ of size 1 | use_after_free | thread_uaf_together
+// CHECK-STACK: ^freed by thread T[12] here: | free | free_buffer | thread_uaf_together
+// CHECK: ^SUMMARY: memdbg: heap-use-after-free in use_after_free
+// CHECK: ^==[0-9]+==ABORTING$
+// CHECK-OUT-NOT: threads returned
+
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>

@@ -1,5 +1,13 @@
 /* 4 threads allocate; each block is freed by the next thread (cross-thread
  * frees through a locked ring). */
+
+// TEST: 4 threads with cross-thread frees
+// RUN: %memdbg %t
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,17 @@
 /* The program installs its own SIGSEGV handler (as Python's faulthandler
  * does).  A use-after-free must still be reported by memdbg; a fault outside
  * the heap must still reach the program's handler. */
+
+// TEST: program's own SIGSEGV handler: heap faults still reported, others reach it
+// RUN: %memdbg %t
+// EXIT: 1
+// CHECK-ERROR: heap-use-after-free
+// CHECK-STACK: ^READ of size 1 | read_freed | main
+// RUN: %memdbg %t null
+// EXIT: 3
+// CHECK-OUT: user handler called
+// CHECK-NOT: ERROR: memdbg
+
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+/* What the library modules under test call in the parts of memdbg this
+ * binary leaves out (unit.mk says which): the heap's thread numbering, the
+ * signal layer, the unwinder, the leak scan's module ranges and the
+ * quarantine.  None of the tests reaches the real ones; each stub answers
+ * as an idle process would, or as the test sets it. */
+#include "memdbg.h"
+#include "signals.h"
+#include "unit.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <ucontext.h>
+
+MEMDBG_TLS int md_in_runtime;
+
+const char *unit_stub_module;
+uint32_t unit_stub_thread_id;
+
+/* heap.c: the report's "thread T<n>" */
+uint32_t md_thread_id(void) { return unit_stub_thread_id; }
+
+/* leak_roots.c: the module a suppression by module name is matched against */
+const char *md_module_of(uintptr_t pc)
+{
+    (void)pc;
+    return unit_stub_module;
+}
+
+/* quarantine.c: nothing quarantined, nothing to evict */
+bool md_quarantine_evict_one(void) { return false; }
+
+/* stacktrace.c: a fault's stack is its faulting pc alone (no unwinder) */
+int md_capture_stack_from_ucontext(void *uc, uintptr_t *frames, int max)
+{
+    if (max < 1) return 0;
+    frames[0] = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+    return 1;
+}
+
+/* signals.c: the SIGSEGV disposition layer (its sigaction() interposes
+ * every caller in the process, so it stays out of this binary).  The
+ * handler goes in as a plain one: the fault tests make real faults. */
+void md_signals_install(void (*handler)(int, siginfo_t *, void *))
+{
+    struct sigaction sa = { .sa_sigaction = handler, .sa_flags = SA_SIGINFO };
+    sigaction(SIGSEGV, &sa, 0);
+}
+void md_segv_chain(int sig, siginfo_t *si, void *uc) { (void)si; (void)uc; signal(sig, SIG_DFL); raise(sig); }
+void md_signals_fork_child(void) { }
