@@ -30,7 +30,7 @@ static void defaults(void)
     parse_with(NULL);
     UNIT_EQ_U(md_opt.backend, MD_BACKEND_AUTO, "backend");
     UNIT_EQ_U(md_opt.alignment, 16, "alignment");
-    UNIT_EQ_U(md_opt.quarantine_bytes, (size_t)4 << 30, "quarantine_bytes");
+    UNIT_EQ_U(md_opt.quarantine_size, (size_t)4 << 30, "quarantine_size");
     UNIT_EQ_U(md_opt.malloc_fill_byte, 0xbe, "malloc_fill_byte");
     UNIT_EQ_U(md_opt.max_malloc_fill_size, 4096, "max_malloc_fill_size");
     UNIT_CHECK(md_opt.free_fill_byte == -1, "free_fill_byte %d, expected -1", md_opt.free_fill_byte);
@@ -45,7 +45,7 @@ static void defaults(void)
     UNIT_EQ_U(md_opt.symbolize, 1, "symbolize");
     UNIT_EQ_U(md_opt.compact, 0, "compact");
     UNIT_EQ_U(md_opt.compact_max, 1024, "compact_max");
-    UNIT_EQ_U(md_opt.quarantine_set, 0, "quarantine_set");
+    UNIT_EQ_U(md_option_given(MD_OPT_ID_quarantine_size), 0, "quarantine_size given");
     UNIT_EQ_S(md_opt.log_path, "", "log_path");
     UNIT_EQ_S(md_opt.suppressions, "", "suppressions");
 }
@@ -60,12 +60,13 @@ struct accepted {
 static unsigned long long field_value(const char *field)
 {
 #define FIELD(name) if (strcmp(field, #name) == 0) return (unsigned long long)md_opt.name
-    FIELD(backend); FIELD(protect_below); FIELD(alignment); FIELD(quarantine_bytes);
+    FIELD(backend); FIELD(protect_below); FIELD(alignment); FIELD(quarantine_size);
     FIELD(malloc_fill_byte); FIELD(max_malloc_fill_size); FIELD(free_fill_byte);
     FIELD(detect_leaks); FIELD(exitcode); FIELD(abort_on_error); FIELD(halt_on_error);
     FIELD(malloc_context_size); FIELD(verbosity); FIELD(print_stats); FIELD(free_batch);
     FIELD(arena_size); FIELD(allow_malloc_0); FIELD(compact_max); FIELD(compact_defer);
-    FIELD(quarantine_set); FIELD(symbolize); FIELD(recycle_pages);
+    if (strcmp(field, "quarantine_given") == 0) return md_option_given(MD_OPT_ID_quarantine_size);
+    FIELD(symbolize); FIELD(recycle_pages);
 #undef FIELD
     UNIT_FAIL("no field %s in the test's list", field);
     return ~0ull;
@@ -81,12 +82,12 @@ static const struct accepted accepted[] = {
     { "alignment=0", "alignment", 1 },              /* EF_ALIGNMENT=0: byte alignment */
     { "alignment=4096", "alignment", 4096 },
     { "alignment=0x40", "alignment", 64 },
-    { "quarantine_size_mb=0", "quarantine_bytes", 0 },
-    { "quarantine_size_mb=3", "quarantine_bytes", 3 << 20 },
-    { "quarantine_size_mb=3", "quarantine_set", 1 },
-    { "quarantine_size=2G", "quarantine_bytes", 2ull << 30 },
-    { "quarantine_size=5k", "quarantine_bytes", 5 << 10 },
-    { "quarantine_size=1T", "quarantine_bytes", 1ull << 40 },
+    { "quarantine_size_mb=0", "quarantine_size", 0 },
+    { "quarantine_size_mb=3", "quarantine_size", 3 << 20 },
+    { "quarantine_size_mb=3", "quarantine_given", 1 },
+    { "quarantine_size=2G", "quarantine_size", 2ull << 30 },
+    { "quarantine_size=5k", "quarantine_size", 5 << 10 },
+    { "quarantine_size=1T", "quarantine_size", 1ull << 40 },
     { "malloc_fill_byte=-1", "malloc_fill_byte", (unsigned long long)-1 },
     { "malloc_fill_byte=255", "malloc_fill_byte", 255 },
     { "free_fill_byte=0x55", "free_fill_byte", 0x55 },
@@ -147,26 +148,26 @@ static const struct rejected rejected[] = {
     { "backend=fast", "memdbg: bad value 'fast' for option 'backend': expected auto, nonlinear, guard or mprotect" },
     { "alignment=3", "memdbg: bad value '3' for option 'alignment': expected a power of two from 1 to 4096" },
     { "alignment=8192", "memdbg: bad value '8192' for option 'alignment': expected a power of two from 1 to 4096" },
-    { "exitcode=256", "memdbg: bad value '256' for option 'exitcode': expected 0..255" },
-    { "exitcode=abc", "memdbg: bad value 'abc' for option 'exitcode': expected 0..255" },
-    { "exitcode=1k", "memdbg: bad value '1k' for option 'exitcode': expected 0..255" },
-    { "exitcode=-1", "memdbg: bad value '-1' for option 'exitcode': expected 0..255" },
+    { "exitcode=256", "memdbg: bad value '256' for option 'exitcode': expected an integer from 0 to 255" },
+    { "exitcode=abc", "memdbg: bad value 'abc' for option 'exitcode': expected an integer from 0 to 255" },
+    { "exitcode=1k", "memdbg: bad value '1k' for option 'exitcode': expected an integer from 0 to 255" },
+    { "exitcode=-1", "memdbg: bad value '-1' for option 'exitcode': expected an integer from 0 to 255" },
     { "detect_leaks=maybe", "memdbg: bad value 'maybe' for option 'detect_leaks': expected 0 or 1 (or false/true, no/yes)" },
     { "detect_leaks=2", "memdbg: bad value '2' for option 'detect_leaks': expected 0 or 1 (or false/true, no/yes)" },
-    { "malloc_fill_byte=256", "memdbg: bad value '256' for option 'malloc_fill_byte': expected -1 (off) or 0..255" },
-    { "malloc_context_size=65", "memdbg: bad value '65' for option 'malloc_context_size': expected 0..64" },
-    { "verbosity=4", "memdbg: bad value '4' for option 'verbosity': expected 0..3" },
-    { "free_batch=0", "memdbg: bad value '0' for option 'free_batch': expected 1..256" },
-    { "arena_size=15M", "memdbg: bad value '15M' for option 'arena_size': expected bytes between 16M and 16T, e.g. 64G" },
-    { "arena_size=17T", "memdbg: bad value '17T' for option 'arena_size': expected bytes between 16M and 16T, e.g. 64G" },
-    { "arena_size=64Q", "memdbg: bad value '64Q' for option 'arena_size': expected bytes between 16M and 16T, e.g. 64G" },
-    { "quarantine_size=", "memdbg: bad value '' for option 'quarantine_size': expected bytes, e.g. 4G" },
-    { "quarantine_size=99999999999999999999", "memdbg: bad value '99999999999999999999' for option 'quarantine_size': expected bytes, e.g. 4G" },
-    { "quarantine_size=17000000T", "memdbg: bad value '17000000T' for option 'quarantine_size': expected bytes, e.g. 4G" },
-    { "quarantine_size_mb=-1", "memdbg: bad value '-1' for option 'quarantine_size_mb': expected MiB as a number >= 0" },
-    { "compact_max=2001", "memdbg: bad value '2001' for option 'compact_max': expected bytes from 0 to 2000" },
-    { "compact_defer=513", "memdbg: bad value '513' for option 'compact_defer': expected 0 (guard at once) to 512 frees" },
-    { "log_path=", "memdbg: bad value '' for option 'log_path': expected a path" },
+    { "malloc_fill_byte=256", "memdbg: bad value '256' for option 'malloc_fill_byte': expected an integer from -1 to 255" },
+    { "malloc_context_size=65", "memdbg: bad value '65' for option 'malloc_context_size': expected an integer from 0 to 64" },
+    { "verbosity=4", "memdbg: bad value '4' for option 'verbosity': expected an integer from 0 to 3" },
+    { "free_batch=0", "memdbg: bad value '0' for option 'free_batch': expected an integer from 1 to 256" },
+    { "arena_size=15M", "memdbg: bad value '15M' for option 'arena_size': expected bytes from 16M to 16T (K, M, G, T suffixes)" },
+    { "arena_size=17T", "memdbg: bad value '17T' for option 'arena_size': expected bytes from 16M to 16T (K, M, G, T suffixes)" },
+    { "arena_size=64Q", "memdbg: bad value '64Q' for option 'arena_size': expected bytes from 16M to 16T (K, M, G, T suffixes)" },
+    { "quarantine_size=", "memdbg: bad value '' for option 'quarantine_size': expected bytes (K, M, G, T suffixes)" },
+    { "quarantine_size=99999999999999999999", "memdbg: bad value '99999999999999999999' for option 'quarantine_size': expected bytes (K, M, G, T suffixes)" },
+    { "quarantine_size=17000000T", "memdbg: bad value '17000000T' for option 'quarantine_size': expected bytes (K, M, G, T suffixes)" },
+    { "quarantine_size_mb=-1", "memdbg: bad value '-1' for option 'quarantine_size_mb': expected an integer from 0 to 1073741824 MiB" },
+    { "compact_max=2001", "memdbg: bad value '2001' for option 'compact_max': expected bytes from 0 to 2000 (K, M, G, T suffixes)" },
+    { "compact_defer=513", "memdbg: bad value '513' for option 'compact_defer': expected an integer from 0 to 512" },
+    { "log_path=", "memdbg: bad value '' for option 'log_path': expected a path of 1 to 487 bytes" },
     { "exitcode", "memdbg: option without '=value' in MEMDBG_OPTIONS: 'exitcode'" },
 };
 
@@ -230,20 +231,20 @@ static void ef_variables(void)
     UNIT_EQ_U(md_opt.alignment, 1, "EF_ALIGNMENT=0");
     UNIT_EQ_U(md_opt.allow_malloc_0, 0, "EF_ALLOW_MALLOC_0=0");
     UNIT_EQ_U(md_opt.malloc_fill_byte, 7, "EF_FILL=7");
-    UNIT_EQ_U(md_opt.quarantine_bytes, 0, "EF_PROTECT_FREE=0");
-    UNIT_EQ_U(md_opt.quarantine_set, 1, "EF_PROTECT_FREE=0 sets the quarantine");
+    UNIT_EQ_U(md_opt.quarantine_size, 0, "EF_PROTECT_FREE=0");
+    UNIT_EQ_U(md_option_given(MD_OPT_ID_quarantine_size), 1, "EF_PROTECT_FREE=0 sets the quarantine");
 
     setenv("MEMDBG_OPTIONS", "protect_below=0:alignment=32:quarantine_size_mb=1", 1);
     md_options_init();
     UNIT_EQ_U(md_opt.protect_below, 0, "protect_below after MEMDBG_OPTIONS");
     UNIT_EQ_U(md_opt.alignment, 32, "alignment after MEMDBG_OPTIONS");
-    UNIT_EQ_U(md_opt.quarantine_bytes, 1 << 20, "quarantine after MEMDBG_OPTIONS");
+    UNIT_EQ_U(md_opt.quarantine_size, 1 << 20, "quarantine after MEMDBG_OPTIONS");
 
     unsetenv("MEMDBG_OPTIONS");
     setenv("EF_PROTECT_FREE", "1", 1);
     unsetenv("EF_ALIGNMENT");
     md_options_init();
-    UNIT_EQ_U(md_opt.quarantine_bytes, (size_t)4 << 30, "EF_PROTECT_FREE=1 keeps the quarantine");
+    UNIT_EQ_U(md_opt.quarantine_size, (size_t)4 << 30, "EF_PROTECT_FREE=1 keeps the quarantine");
 }
 
 static void ef_bad_value(void *arg)
@@ -260,7 +261,7 @@ static void ef_rejected(void)
     char *out;
     int status = unit_capture(ef_bad_value, NULL, &out);
     UNIT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 1, "status %#x, expected exit 1", status);
-    UNIT_EQ_S(unit_line(out, 0), "memdbg: bad value '2' for option 'EF_PROTECT_FREE': expected 0 or 1", "message");
+    UNIT_EQ_S(unit_line(out, 0), "memdbg: bad value '2' for option 'EF_PROTECT_FREE': expected 0 or 1 (or false/true, no/yes)", "message");
     free(out);
 }
 

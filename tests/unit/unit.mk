@@ -13,7 +13,7 @@
 # and destructor would start the allocator and a leak check in the test
 # program), signals.c and unwind_fds.c (they interpose sigaction, close and
 # read for every caller in the process), and what only they need.
-UNIT_LIB_SRCS := memdbg/options.c memdbg/out.c memdbg/internal_alloc.c memdbg/stackdepot.c \
+UNIT_LIB_SRCS := memdbg/options.c memdbg/options_table.c memdbg/out.c memdbg/internal_alloc.c memdbg/stackdepot.c \
                  memdbg/modules.c memdbg/suppressions.c memdbg/arena.c memdbg/nonlinear_pool.c \
                  memdbg/fault.c memdbg/report.c memdbg/altstack.c memdbg/symbolize.c memdbg/symcore.c
 UNIT_INCLUDES := -Imemdbg
