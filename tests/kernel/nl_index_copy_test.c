@@ -120,9 +120,9 @@ TEST(fork_copies_each_piece_range_only)
 	close(fd);
 }
 
-#define TABLES 1024		/* populated page tables per half */
+#define TABLES 8192		/* populated page tables per half */
 #define PMD (2UL << 20)
-#define OUT 32			/* pages paged out per measurement */
+#define OUT 64			/* pages paged out per measurement */
 
 /* Seconds that MADV_PAGEOUT of OUT pages, one every 2 MiB from @p, takes */
 static double pageout_time(char *p)
