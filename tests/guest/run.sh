@@ -27,18 +27,4 @@ if [ "$flavour" = patched ] && [ -x tests/lib/run.sh ]; then
 	echo "# suite tests/lib/run.sh (backend nonlinear, $flavour kernel)"
 	MEMDBG_REQUIRE_BACKEND=1 MEMDBG_TEST_TIMEOUT=${MEMDBG_TEST_TIMEOUT:-400} tests/lib/run.sh --build "$build" --backend nonlinear || status=1
 fi
-# The debug kernel has kmemleak: after the suites, every kernel object
-# nothing references any more (older than kmemleak's 5 s) is a leak.
-if [ "$flavour" = debug ] && [ -w /sys/kernel/debug/kmemleak ]; then
-	echo "# kmemleak: scanning"
-	echo scan >/sys/kernel/debug/kmemleak
-	leaks=$(grep -c '^unreferenced object' /sys/kernel/debug/kmemleak)
-	if [ "$leaks" = 0 ]; then
-		echo "ok 1 kmemleak: no unreferenced kernel object after the suites"
-	else
-		sed -n '1,60s/^/# /p' /sys/kernel/debug/kmemleak
-		echo "not ok 1 kmemleak: $leaks unreferenced kernel objects after the suites"
-		status=1
-	fi
-fi
 exit $status
