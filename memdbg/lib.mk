@@ -5,15 +5,32 @@ CC ?= gcc
 CXX ?= g++
 
 MD_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden \
-             -fno-omit-frame-pointer -fno-optimize-sibling-calls -D_GNU_SOURCE
+             -fno-omit-frame-pointer -fno-optimize-sibling-calls -D_GNU_SOURCE -Imemdbg
 MD_CXXFLAGS := -std=gnu++17 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden -fno-omit-frame-pointer -fno-optimize-sibling-calls
 MD_LDLIBS := -lunwind -ldw -lelf -lpthread -ldl -lstdc++
 
-MD_CORE_SRCS := $(wildcard memdbg/*.c)
-MD_PRELOAD_SRCS := $(wildcard preload/*.c)
-MD_OBJS := $(patsubst %.c,$(BUILD)/lib/obj/%.o,$(MD_CORE_SRCS) $(MD_PRELOAD_SRCS)) \
-           $(BUILD)/lib/obj/preload/cxx.o
-MD_HEADERS := $(wildcard memdbg/*.h)
+# Sources per layer, lowest first: a file calls only into its own folder
+# and the folders listed before it (tests/infra/layer_check.sh checks this
+# on the built objects; docs/architecture.md says what each file holds).
+MD_BASE_SRCS := memdbg/base/out.c memdbg/base/options.c memdbg/base/internal_alloc.c
+MD_SYS_SRCS := memdbg/sys/madvise_vec.c
+MD_CORE_SRCS := memdbg/core/arena.c memdbg/core/quarantine.c memdbg/core/heap_lock.c
+MD_BACKEND_SRCS := memdbg/backend/select.c memdbg/backend/guard.c memdbg/backend/mprotect.c \
+                   memdbg/backend/nonlinear.c memdbg/backend/compact.c memdbg/backend/nonlinear_pool.c
+MD_STACK_SRCS := memdbg/stack/stacktrace.c memdbg/stack/stackmemo.c memdbg/stack/stackdepot.c \
+                 memdbg/stack/modules.c memdbg/stack/symbolize.c memdbg/stack/symcore.c \
+                 memdbg/stack/unwind_fds.c
+MD_REPORT_SRCS := memdbg/report/report.c memdbg/report/fault.c memdbg/report/signals.c \
+                  memdbg/report/altstack.c memdbg/report/stats_export.c
+MD_LIFECYCLE_SRCS := memdbg/lifecycle/fork.c
+MD_ALLOC_SRCS := memdbg/alloc/heap.c memdbg/alloc/slot_cache.c memdbg/alloc/deferred_free.c
+MD_LEAK_SRCS := memdbg/leak/leaks.c memdbg/leak/leak_roots.c memdbg/leak/suppressions.c \
+                memdbg/leak/lsan_api.c
+MD_PRELOAD_SRCS := preload/malloc.c
+MD_LIB_SRCS := $(MD_BASE_SRCS) $(MD_SYS_SRCS) $(MD_CORE_SRCS) $(MD_BACKEND_SRCS) $(MD_STACK_SRCS) \
+               $(MD_REPORT_SRCS) $(MD_LIFECYCLE_SRCS) $(MD_ALLOC_SRCS) $(MD_LEAK_SRCS) $(MD_PRELOAD_SRCS)
+MD_OBJS := $(patsubst %.c,$(BUILD)/lib/obj/%.o,$(MD_LIB_SRCS)) $(BUILD)/lib/obj/preload/cxx.o
+MD_HEADERS := $(wildcard memdbg/*.h memdbg/*/*.h)
 
 .PHONY: lib lib-tests lib-bench
 
@@ -83,9 +100,9 @@ $(BUILD)/tests/lib/page_cycle: tests/lib/bench/page_cycle.c
 # shared library or an optimized build ----
 lib: $(BUILD)/memdbg-symbolize
 
-$(BUILD)/memdbg-symbolize: memdbg/tools/symbolize_main.c $(BUILD)/lib/obj/memdbg/symcore.o memdbg/symcore.h
+$(BUILD)/memdbg-symbolize: memdbg/tools/symbolize_main.c $(BUILD)/lib/obj/memdbg/stack/symcore.o memdbg/stack/symcore.h
 	@mkdir -p $(dir $@)
-	$(CC) $(MD_CFLAGS) -Imemdbg memdbg/tools/symbolize_main.c $(BUILD)/lib/obj/memdbg/symcore.o \
+	$(CC) $(MD_CFLAGS) -Imemdbg/stack memdbg/tools/symbolize_main.c $(BUILD)/lib/obj/memdbg/stack/symcore.o \
 	    -o $@ -ldw -lelf -Wl,--push-state,--no-as-needed -lstdc++ -Wl,--pop-state
 
 lib-tests: $(BUILD)/tests/lib/libmdsym.so $(BUILD)/tests/lib/libmdsym2.so

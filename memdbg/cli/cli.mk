@@ -41,7 +41,7 @@ $(BUILD)/memdbg: memdbg/memdbg.sh $(MEMDBG_VERSION_STAMP)
 	chmod +x $@.tmp
 	mv $@.tmp $@
 
-$(BUILD)/memdbg-probe: memdbg/cli/probe.c memdbg/cli/snapshot.c memdbg/cli/snapshot.h memdbg/stats_export.h
+$(BUILD)/memdbg-probe: memdbg/cli/probe.c memdbg/cli/snapshot.c memdbg/cli/snapshot.h memdbg/report/stats_export.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CLI_CFLAGS) -o $@ memdbg/cli/probe.c memdbg/cli/snapshot.c
 

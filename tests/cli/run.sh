@@ -264,7 +264,7 @@ check "docs/man/remap_file_pages.2 is what docs/man/md2man.py makes of docs/rema
 check "memdbg(1) documents every subcommand and the exit statuses" \
 	eval '( for c in run vm maps compare symbolize; do grep -q "^\.SS \"\{0,1\}$c" docs/man/memdbg.1 || exit 1; done; grep -q "^\.SH EXIT STATUS" docs/man/memdbg.1 )'
 check "libmemdbg(7) documents every option that options.c accepts" \
-	eval '( for o in $(sed -n "s/.*\(BOOL_OPT\|INT_OPT\)(\"\([a-z_0-9]*\)\".*/\2/p; s/.*eq(key, klen, \"\([a-z_0-9]*\)\").*/\1/p" memdbg/options.c); do
+	eval '( for o in $(sed -n "s/.*\(BOOL_OPT\|INT_OPT\)(\"\([a-z_0-9]*\)\".*/\2/p; s/.*eq(key, klen, \"\([a-z_0-9]*\)\").*/\1/p" memdbg/base/options.c); do
 	        grep -q "^\.B $o\$\|^\.BR $o " docs/man/libmemdbg.7 || { echo "# missing option $o"; exit 1; }; done )'
 
 echo "1..$n"
