@@ -71,8 +71,10 @@ void md_write_all(int fd, const char *s, size_t n) MEMDBG_HIDDEN;
 void md_die_msg(const char *a, const char *b, const char *c) MEMDBG_HIDDEN; /* early fatal */
 void md_warn3(const char *a, const char *b, size_t blen, const char *c) MEMDBG_HIDDEN; /* early warning */
 size_t md_strlen(const char *s) MEMDBG_HIDDEN;
-int md_report_fd(void) MEMDBG_HIDDEN;
-void md_save_stderr(void) MEMDBG_HIDDEN;   /* stderr or log_path.PID, opened lazily */
+/* ---- where reports go (log.c) ---- */
+int md_report_fd(void) MEMDBG_HIDDEN;        /* stderr or log_path.PID, opened lazily */
+void md_save_stderr(void) MEMDBG_HIDDEN;
+void md_report_fd_reset(void) MEMDBG_HIDDEN;  /* fork child: its own log file */
 
 /* ---- internal allocator (internal_alloc.c) ---- */
 void *md_reserve(size_t bytes, const char *what) MEMDBG_HIDDEN; /* guarded, lazily backed */

@@ -22,7 +22,6 @@
 #include <pthread.h>
 #include <unistd.h>
 
-MEMDBG_HIDDEN void md_report_fd_reset(void);
 
 static int copy_fd = -1;
 static uint64_t copy_dev, copy_ino;
