@@ -347,6 +347,22 @@ void md_free_list_push(uint32_t id)
     rec_tail = id;
 }
 
+/* The oldest quarantined range back to the pool (quarantine.c pushes,
+ * this takes out: at quarantine_bytes, or when address space runs out). */
+bool md_quarantine_evict_one(void)
+{
+    uint32_t id = md_heap.q_head;
+    if (!id) return false;
+    struct md_slot *s = &md_heap.slots[id];
+    md_heap.q_head = s->next;
+    if (!md_heap.q_head) md_heap.q_tail = 0;
+    md_heap.q_bytes -= (size_t)s->pages << MD_PAGE_SHIFT;
+    if (!(__atomic_load_n(&s->flags, __ATOMIC_RELAXED) & SLOT_F_KEPT))
+        __atomic_fetch_or(&s->flags, SLOT_F_FRESH, __ATOMIC_RELAXED);
+    md_free_list_push(id);   /* keeps user/size/stacks for late reports */
+    return true;
+}
+
 uint32_t md_slot_get(uint32_t pages_needed, bool unguarded)
 {
     uint32_t cls = md_class_of(pages_needed);
