@@ -16,7 +16,7 @@ MD_BASE_SRCS := memdbg/base/out.c memdbg/base/log.c memdbg/base/options.c memdbg
 MD_SYS_SRCS := memdbg/sys/madvise_vec.c
 MD_CORE_SRCS := memdbg/core/arena.c memdbg/core/quarantine.c memdbg/core/heap_lock.c
 MD_BACKEND_SRCS := memdbg/backend/select.c memdbg/backend/guard.c memdbg/backend/mprotect.c \
-                   memdbg/backend/nonlinear.c memdbg/backend/compact.c memdbg/backend/nonlinear_pool.c
+                   memdbg/backend/nonlinear.c memdbg/backend/nonlinear_calls.c memdbg/backend/compact.c memdbg/backend/nonlinear_pool.c
 MD_STACK_SRCS := memdbg/stack/stacktrace.c memdbg/stack/stackmemo.c memdbg/stack/stackdepot.c \
                  memdbg/stack/modules.c memdbg/stack/symbolize.c memdbg/stack/symcore.c \
                  memdbg/stack/unwind_fds.c

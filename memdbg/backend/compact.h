@@ -18,11 +18,14 @@ void md_compact_flush(void);
  * are lost to the child, their cache places must not be). */
 void md_compact_fork_child(void);
 
-/* In backend_nonlinear.c: one remap_file_pages(MAP_CHGPROT | MAP_NONBLOCK). */
+/* nonlinear_calls.c: one remap_file_pages(MAP_CHGPROT | MAP_NONBLOCK). */
 int md_nonlinear_rfp(uintptr_t addr, size_t len, int prot, size_t pgoff);
 /* send(e, n) with the heap lock given up meanwhile; ids[0..nids) are the
  * slots whose mappings are among them.  Returns what send returned. */
 struct md_rfp_entry;
 uint32_t md_nonlinear_send_unlocked(const uint32_t *ids, uint32_t nids, const struct md_rfp_entry *e,
                                     uint32_t n, uint32_t (*send)(const struct md_rfp_entry *, uint32_t));
+/* One call of the common path without the heap lock; `sending` (0: none)
+ * is the slot it maps. */
+int md_nonlinear_rfp_unlocked(uint32_t sending, uintptr_t addr, size_t len, int prot, size_t pgoff);
 #endif

@@ -24,66 +24,6 @@
 
 static uint32_t *page_file;   /* arena page -> file page shown there (MIXED slots, moves) */
 
-/* Every call is MAP_NONBLOCK: guards need no page, and a new block's pages
- * are brought in by malloc's own first write (the padding fill), which in
- * this kernel costs less than populating them inside the call (no GUP
- * walk, no LRU drain). */
-static int rfp(uintptr_t addr, size_t len, int prot, size_t pgoff)
-{
-    if (md_opt.nonlinear_emulation) {
-        /* Test aid for stock kernels: same page semantics through
-         * mmap(MAP_FIXED), at the price of one VMA per call. */
-        if (!md_heap_fd_ok()) { errno = EBADF; return -1; }
-        void *r = mmap((void *)addr, len, prot, MAP_SHARED | MAP_FIXED | MAP_NORESERVE, md_heap.fd,
-                       (off_t)pgoff << MD_PAGE_SHIFT);
-        return r == MAP_FAILED ? -1 : 0;
-    }
-    /* EINTR comes only with a fatal signal pending (mmap_write_lock_killable) */
-    for (;;) {
-        if (syscall(SYS_remap_file_pages, addr, len, prot, pgoff, MAP_CHGPROT | MAP_NONBLOCK) == 0) return 0;
-        if (errno != EINTR) return -1;
-    }
-}
-
-int md_nonlinear_rfp(uintptr_t addr, size_t len, int prot, size_t pgoff)
-{
-    return rfp(addr, len, prot, pgoff);
-}
-
-/* The heap lock is given up around the calls of a malloc's or a free's
- * common path, so that no thread waits for another's kernel work: the
- * call maps or guards pages only this thread can reach (a slot being set
- * up: SLOT_READY, in no list; or a block being freed: SLOT_QUARANTINED,
- * not in the FIFO yet, so its addresses are not reused, its run back in
- * the pool only after the call).  The nids slots ids[] are those whose
- * mapping is in flight, for fork (SLOT_F_SENDING).  Called with the lock,
- * returns with it. */
-uint32_t md_nonlinear_send_unlocked(const uint32_t *ids, uint32_t nids, const struct md_rfp_entry *e,
-                                    uint32_t n, uint32_t (*send)(const struct md_rfp_entry *, uint32_t))
-{
-    for (uint32_t i = 0; i < nids; i++) md_heap.slots[ids[i]].flags |= SLOT_F_SENDING;
-    md_heap_unlock();
-    uint32_t done = send(e, n);
-    int err = errno;
-    md_heap_lock();
-    for (uint32_t i = 0; i < nids; i++) md_heap.slots[ids[i]].flags &= (uint8_t)~SLOT_F_SENDING;
-    errno = err;
-    return done;
-}
-
-static uint32_t send_one(const struct md_rfp_entry *e, uint32_t n)
-{
-    return n && rfp((uintptr_t)e->addr, (size_t)e->size, (int)e->prot, (size_t)e->pgoff) == 0;
-}
-
-/* One call of the common path without the heap lock (above); `sending`
- * (0: none) is the slot it maps. */
-static int rfp_unlocked(uint32_t sending, uintptr_t addr, size_t len, int prot, size_t pgoff)
-{
-    struct md_rfp_entry e = { .addr = addr, .size = len, .pgoff = pgoff, .prot = (uint32_t)prot };
-    return md_nonlinear_send_unlocked(&sending, sending ? 1 : 0, &e, 1, send_one) == 1 ? 0 : -1;
-}
-
 static int nonlinear_probe(char *why, size_t whylen)
 {
     const char *msg = "remap_file_pages(MAP_CHGPROT) keeps one VMA";
@@ -107,7 +47,7 @@ static int nonlinear_probe(char *why, size_t whylen)
     if (fd < 0 || ftruncate(fd, 2 * MD_PAGE) != 0) { msg = "memfd_create failed"; goto out; }
     p = mmap(0, 2 * MD_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) { msg = "mmap of memfd failed"; goto out; }
-    if (rfp((uintptr_t)p + MD_PAGE, MD_PAGE, PROT_NONE, 0) != 0) {
+    if (md_nonlinear_rfp((uintptr_t)p + MD_PAGE, MD_PAGE, PROT_NONE, 0) != 0) {
         msg = errno == EINVAL ? "remap_file_pages with MAP_CHGPROT rejected (EINVAL: stock kernel)"
             : errno == ENOSYS ? "remap_file_pages missing (ENOSYS)"
                               : "remap_file_pages with MAP_CHGPROT failed";
@@ -121,7 +61,7 @@ static int nonlinear_probe(char *why, size_t whylen)
     int pfd[2];
     if (pipe(pfd) != 0) { msg = "pipe failed"; goto out; }
     bool guarded = write(pfd[1], p + MD_PAGE, 1) < 0 && errno == EFAULT;
-    bool back = guarded && rfp((uintptr_t)p + MD_PAGE, MD_PAGE, PROT_READ | PROT_WRITE, 0) == 0 &&
+    bool back = guarded && md_nonlinear_rfp((uintptr_t)p + MD_PAGE, MD_PAGE, PROT_READ | PROT_WRITE, 0) == 0 &&
                 write(pfd[1], p + MD_PAGE, 1) == 1;
     close(pfd[0]);
     close(pfd[1]);
@@ -150,7 +90,7 @@ static int nonlinear_map_arena(void)
 static int nonlinear_guard_range(uint32_t page, uint32_t n)
 {
     md_compact_flush();
-    return rfp(md_page_addr(page), (size_t)n << MD_PAGE_SHIFT, PROT_NONE, 0);
+    return md_nonlinear_rfp(md_page_addr(page), (size_t)n << MD_PAGE_SHIFT, PROT_NONE, 0);
 }
 
 /* Maps arena pages [page, page+n) read-write to the file pages page_file[]
@@ -161,7 +101,7 @@ static int map_listed(uint32_t page, uint32_t n)
     while (i < n) {
         uint32_t k = 1;
         while (i + k < n && page_file[page + i + k] == page_file[page + i] + k) k++;
-        if (rfp(md_page_addr(page + i), (size_t)k << MD_PAGE_SHIFT, PROT_READ | PROT_WRITE,
+        if (md_nonlinear_rfp(md_page_addr(page + i), (size_t)k << MD_PAGE_SHIFT, PROT_READ | PROT_WRITE,
                 page_file[page + i]) != 0) return -1;
         i += k;
     }
@@ -205,13 +145,14 @@ static int nonlinear_commit(struct md_slot *s, uint32_t page, uint32_t n)
         s->flags = f | SLOT_F_HAS_FILE;
     }
     if (s->flags & SLOT_F_MIXED) return map_listed(page, n);   /* after realloc moves only */
-    if (rfp_unlocked((uint32_t)(s - md_heap.slots), md_page_addr(page), (size_t)n << MD_PAGE_SHIFT,
-                     PROT_READ | PROT_WRITE, s->file_page + (page - md_slot_data_page(s))) == 0)
+    if (md_nonlinear_rfp_unlocked((uint32_t)(s - md_heap.slots), md_page_addr(page),
+                                  (size_t)n << MD_PAGE_SHIFT, PROT_READ | PROT_WRITE,
+                                  s->file_page + (page - md_slot_data_page(s))) == 0)
         return 0;
     /* The call may have mapped the range up to a page table it could not
      * allocate: guard it all again, and only then may the run serve
      * another block (else it stays with the slot, unused). */
-    if (rfp(md_page_addr(page), (size_t)n << MD_PAGE_SHIFT, PROT_NONE, 0) == 0) {
+    if (md_nonlinear_rfp(md_page_addr(page), (size_t)n << MD_PAGE_SHIFT, PROT_NONE, 0) == 0) {
         md_fp_put_run(s->cls, s->file_page, 0, 0, 0, md_fp_generation());
         s->flags &= (uint8_t)~(SLOT_F_HAS_FILE | SLOT_F_PADDED);
     }
@@ -245,7 +186,8 @@ static int nonlinear_release(struct md_slot *s, uint32_t page, uint32_t n)
     /* the padding was checked in this generation (a fork child made while
      * the guard is sent has no copy of the run's pages) */
     uint32_t seen = md_fp_generation();
-    if (rfp_unlocked(0, md_page_addr(page), (size_t)n << MD_PAGE_SHIFT, PROT_NONE, 0) != 0) return -1;
+    if (md_nonlinear_rfp_unlocked(0, md_page_addr(page), (size_t)n << MD_PAGE_SHIFT, PROT_NONE, 0) != 0)
+        return -1;
     give_back(s, page, n, 0, 0, seen);
     return 0;
 }
@@ -274,14 +216,16 @@ static int nonlinear_move_pages(struct md_slot *from, uint32_t from_page, struct
     }
     for (uint32_t i = 0; i < n; i++) page_file[to_page + i] = keep + i;
     to->flags = (uint8_t)((to->flags & ~(SLOT_F_FRESH | SLOT_F_PADDED | SLOT_F_HAS_FILE)) | SLOT_F_MIXED);
-    if (map_listed(d2, n2) != 0 || rfp(md_page_addr(d1), (size_t)n1 << MD_PAGE_SHIFT, PROT_NONE, 0) != 0) {
-        rfp(md_page_addr(d2), (size_t)n2 << MD_PAGE_SHIFT, PROT_NONE, 0);
+    if (map_listed(d2, n2) != 0 ||
+        md_nonlinear_rfp(md_page_addr(d1), (size_t)n1 << MD_PAGE_SHIFT, PROT_NONE, 0) != 0) {
+        md_nonlinear_rfp(md_page_addr(d2), (size_t)n2 << MD_PAGE_SHIFT, PROT_NONE, 0);
         for (uint32_t i = n2; i-- > 0;)
             if (page_file[d2 + i] - keep >= n) md_fp_put_loose(page_file[d2 + i]);
         to->flags &= (uint8_t)~SLOT_F_MIXED;
         /* from may be half guarded if only its guard call failed: remap it */
         if (from->flags & SLOT_F_MIXED) map_listed(d1, n1);
-        else rfp(md_page_addr(d1), (size_t)n1 << MD_PAGE_SHIFT, PROT_READ | PROT_WRITE, from->file_page);
+        else md_nonlinear_rfp(md_page_addr(d1), (size_t)n1 << MD_PAGE_SHIFT, PROT_READ | PROT_WRITE,
+                              from->file_page);
         return -1;
     }
     give_back(from, d1, n1, keep, n, md_fp_generation());
@@ -449,7 +393,7 @@ static int nonlinear_after_fork(int fd, bool mid_call)
      * (mid_call): the resumed call will not make it again. */
     uint32_t guarded = md_heap.guarded_frontier;
     if (mid_call && md_heap.guarding_to > guarded) guarded = md_heap.guarding_to;
-    if (guarded && rfp(md_page_addr(0), (size_t)guarded << MD_PAGE_SHIFT, PROT_NONE, 0) != 0)
+    if (guarded && md_nonlinear_rfp(md_page_addr(0), (size_t)guarded << MD_PAGE_SHIFT, PROT_NONE, 0) != 0)
         return -1;
     for (uint32_t id = 1; id <= md_heap.nslots; id++) {
         struct md_slot *s = &md_heap.slots[id];
@@ -463,8 +407,8 @@ static int nonlinear_after_fork(int fd, bool mid_call)
             s->flags = (uint8_t)((s->flags & ~SLOT_F_PADDED) | SLOT_F_FRESH);
         if (s->flags & SLOT_F_MIXED) {
             if (map_listed(d, s->data_pages) != 0) return -1;
-        } else if (rfp(md_page_addr(d), (size_t)s->data_pages << MD_PAGE_SHIFT, PROT_READ | PROT_WRITE,
-                       s->file_page) != 0) return -1;
+        } else if (md_nonlinear_rfp(md_page_addr(d), (size_t)s->data_pages << MD_PAGE_SHIFT,
+                                    PROT_READ | PROT_WRITE, s->file_page) != 0) return -1;
     }
     return 0;
 }
