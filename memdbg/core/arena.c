@@ -18,11 +18,7 @@
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 
 struct md_heap md_heap MEMDBG_HIDDEN = { .fd = -1 };
 
@@ -43,42 +39,6 @@ uint32_t md_class_pages(uint32_t cls)
     uint32_t lg = (cls - 16) / 4 + 4, k = (cls - 16) % 4 + 1;
     uint64_t p = (1ull << lg) + (uint64_t)k * (1ull << (lg - 2));
     return p > UINT32_MAX ? UINT32_MAX : (uint32_t)p;
-}
-
-/* ---- descriptors ----
- * A descriptor kept after setup is moved to a high number, out of the way
- * of programs that expect the lowest free descriptors, and remembered by
- * device and inode: a program may still close it (closefrom(3)) and get
- * the number back for a file of its own, so it is checked before any use. */
-int md_memfd(const char *name)
-{
-    int fd = (int)syscall(SYS_memfd_create, name, 1u /* MFD_CLOEXEC */);
-    if (fd < 0) return fd;
-    struct rlimit rl;
-    int want = 900;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 1024)
-        want = (int)rl.rlim_cur * 3 / 4;
-    int high = want > fd ? fcntl(fd, F_DUPFD_CLOEXEC, want) : -1;
-    if (high < 0) return fd;
-    close(fd);
-    return high;
-}
-
-void md_fd_identity(int fd, uint64_t *dev, uint64_t *ino)
-{
-    struct stat st;
-    if (fd >= 0 && fstat(fd, &st) == 0) {
-        *dev = st.st_dev;
-        *ino = st.st_ino;
-    } else {
-        *dev = *ino = 0;
-    }
-}
-
-bool md_fd_is(int fd, uint64_t dev, uint64_t ino)
-{
-    struct stat st;
-    return fd >= 0 && ino && fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
 }
 
 bool md_heap_fd_ok(void)
