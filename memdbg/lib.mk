@@ -12,7 +12,8 @@ MD_LDLIBS := -lunwind -ldw -lelf -lpthread -ldl -lstdc++
 # Sources per layer, lowest first: a file calls only into its own folder
 # and the folders listed before it (tests/infra/layer_check.sh checks this
 # on the built objects; docs/architecture.md says what each file holds).
-MD_BASE_SRCS := memdbg/base/out.c memdbg/base/log.c memdbg/base/options.c memdbg/base/internal_alloc.c
+MD_BASE_SRCS := memdbg/base/out.c memdbg/base/log.c memdbg/base/options.c memdbg/base/internal_alloc.c \
+                memdbg/base/runtime.c
 MD_SYS_SRCS := memdbg/sys/fd.c memdbg/sys/proc_maps.c memdbg/sys/madvise_vec.c memdbg/sys/x86_access.c
 MD_CORE_SRCS := memdbg/core/arena.c memdbg/core/quarantine.c memdbg/core/heap_lock.c
 MD_BACKEND_SRCS := memdbg/backend/select.c memdbg/backend/guard.c memdbg/backend/mprotect.c \

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <sys/types.h>
 
 #define MEMDBG_HIDDEN __attribute__((visibility("hidden")))
 #define MEMDBG_API __attribute__((visibility("default")))
@@ -75,6 +76,18 @@ size_t md_strlen(const char *s) MEMDBG_HIDDEN;
 int md_report_fd(void) MEMDBG_HIDDEN;        /* stderr or log_path.PID, opened lazily */
 void md_save_stderr(void) MEMDBG_HIDDEN;
 void md_report_fd_reset(void) MEMDBG_HIDDEN;  /* fork child: its own log file */
+
+/* ---- who is running (runtime.c) ---- */
+extern MEMDBG_TLS int md_in_runtime MEMDBG_HIDDEN; /* re-entrancy guard */
+/* Set while memdbg reads live blocks with plain loads (leak scan, padding
+ * check at exit): a fault in the arena jumps there instead of being
+ * reported, since the program may have made its own block unreadable. */
+extern MEMDBG_TLS sigjmp_buf *md_block_read_jmp MEMDBG_HIDDEN;
+uint32_t md_thread_id(void) MEMDBG_HIDDEN;          /* first call: the thread is recorded */
+/* A thread as the leak scan finds it: recorded at its first md_thread_id. */
+struct md_thread_rec { uintptr_t tp; uintptr_t sp_hint; pid_t tid; };
+const struct md_thread_rec *md_thread_of_tid(pid_t tid) MEMDBG_HIDDEN;   /* NULL: never recorded */
+uintptr_t md_thread_pointer(void) MEMDBG_HIDDEN;
 
 /* ---- internal allocator (internal_alloc.c) ---- */
 void *md_reserve(size_t bytes, const char *what) MEMDBG_HIDDEN; /* guarded, lazily backed */
@@ -375,12 +388,6 @@ void *md_realloc(void *p, size_t size) MEMDBG_HIDDEN;
 size_t md_usable_size(const void *p) MEMDBG_HIDDEN;
 bool md_check_padding(struct md_slot *s, uintptr_t *bad) MEMDBG_HIDDEN;
 uint32_t md_overflow_from_below(const struct md_slot *s, uintptr_t *bad) MEMDBG_HIDDEN;
-uint32_t md_thread_id(void) MEMDBG_HIDDEN;
-extern MEMDBG_TLS int md_in_runtime MEMDBG_HIDDEN; /* re-entrancy guard */
-/* Set while memdbg reads live blocks with plain loads (leak scan, padding
- * check at exit): a fault in the arena jumps there instead of being
- * reported, since the program may have made its own block unreadable. */
-extern MEMDBG_TLS sigjmp_buf *md_block_read_jmp MEMDBG_HIDDEN;
 #define MD_PAD_BYTE 0xab
 
 /* ---- per-thread caches of ready slots, deferred guards (slot_cache.c) ---- */
@@ -452,7 +459,6 @@ void md_report_fork_child(void) MEMDBG_HIDDEN;
 /* ---- leak check: roots, suppressions, LSan interface, deferred frees
  *      (leaks.c, leak_roots.c, suppressions.c, lsan_api.c, deferred_free.c) ---- */
 int md_leak_check_now(bool final) MEMDBG_HIDDEN;       /* 1: leaks found (final: exits then) */
-void md_leak_thread_start(void) MEMDBG_HIDDEN;         /* a thread's first md_thread_id() */
 void md_scan_roots_prepare(void) MEMDBG_HIDDEN;        /* before taking the heap lock */
 size_t md_scan_roots(void (*consider)(uintptr_t)) MEMDBG_HIDDEN; /* heap lock held */
 void md_scan_roots_set_sp(uintptr_t sp) MEMDBG_HIDDEN;  /* scan from sp (0: current) */

@@ -11,19 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-MEMDBG_TLS int md_in_runtime MEMDBG_HIDDEN;
-static MEMDBG_TLS uint32_t tls_thread_id;   /* thread number + 1 */
-static uint32_t next_thread_id;
 static int init_state;                      /* 0 none, 1 running, 2 done */
-
-uint32_t md_thread_id(void)
-{
-    if (!tls_thread_id) {
-        tls_thread_id = __atomic_add_fetch(&next_thread_id, 1, __ATOMIC_RELAXED);
-        md_leak_thread_start();   /* leak roots: this thread's stack and TLS */
-    }
-    return tls_thread_id - 1;
-}
 
 MEMDBG_HIDDEN void md_print_startup(void);
 

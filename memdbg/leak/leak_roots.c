@@ -29,49 +29,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
-/* ---- threads, recorded at their first malloc (md_thread_id) ---- */
-
-#define MAX_THREADS 8192   /* keyed by thread pointer: a reused stack reuses its entry */
-struct thread_rec { uintptr_t tp; uintptr_t sp_hint; pid_t tid; };
-static struct thread_rec threads[MAX_THREADS];
-
-static uintptr_t thread_pointer(void)
-{
-    uintptr_t tp;
-#if defined(__x86_64__)
-    __asm__("mov %%fs:0, %0" : "=r"(tp));
-#else
-    tp = (uintptr_t)__builtin_thread_pointer();
-#endif
-    return tp;
-}
-
-/* Called once per thread, possibly with the heap lock held: no malloc, no
- * lock, one system call. */
-void md_leak_thread_start(void)
-{
-    uintptr_t tp = thread_pointer();
-    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-    pid_t tid = (pid_t)syscall(SYS_gettid);
-    uint32_t h = (uint32_t)((tp >> 12) * 2654435761u) % MAX_THREADS;
-    for (uint32_t i = 0; i < MAX_THREADS; i++) {
-        struct thread_rec *t = &threads[(h + i) % MAX_THREADS];
-        uintptr_t cur = __atomic_load_n(&t->tp, __ATOMIC_ACQUIRE);
-        if (cur == 0) {
-            uintptr_t zero = 0;
-            if (!__atomic_compare_exchange_n(&t->tp, &zero, tp, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
-                zero != tp)
-                continue;
-            cur = tp;
-        }
-        if (cur == tp) {
-            __atomic_store_n(&t->sp_hint, sp, __ATOMIC_RELEASE);
-            __atomic_store_n(&t->tid, tid, __ATOMIC_RELEASE);
-            return;
-        }
-    }
-    /* table full: the thread is still scanned if it is blocked (sp from /proc) */
-}
+/* Threads are recorded at their first malloc (md_thread_id, runtime.c). */
 
 /* ---- reading memory that may be unreadable ---- */
 
@@ -357,13 +315,6 @@ static bool task_sp(pid_t tid, uintptr_t *sp)
     return *sp != 0;
 }
 
-static struct thread_rec *thread_of_tid(pid_t tid)
-{
-    for (size_t i = 0; i < MAX_THREADS; i++)
-        if (threads[i].tp && threads[i].tid == tid) return &threads[i];
-    return 0;
-}
-
 struct linux_dirent64 { uint64_t ino; int64_t off; unsigned short reclen; unsigned char type; char name[]; };
 
 static void scan_other_threads(pid_t self_tid, void (*consider)(uintptr_t), size_t *unscanned)
@@ -380,7 +331,7 @@ static void scan_other_threads(pid_t self_tid, void (*consider)(uintptr_t), size
             pid_t tid = 0;
             for (const char *p = d->name; *p >= '0' && *p <= '9'; p++) tid = tid * 10 + (*p - '0');
             if (!tid || tid == self_tid) continue;
-            struct thread_rec *t = thread_of_tid(tid);
+            const struct md_thread_rec *t = md_thread_of_tid(tid);
             uintptr_t sp;
             const struct mapping *ms = 0;
             if (task_sp(tid, &sp)) {
@@ -463,7 +414,7 @@ __attribute__((noinline)) size_t md_scan_roots(void (*consider)(uintptr_t))
     pid_t self_tid = (pid_t)syscall(SYS_gettid);
     scan_stack_from(program_sp ? program_sp : sp, false, consider);
     (void)regs[0];
-    scan_tls(thread_pointer(), consider);
+    scan_tls(md_thread_pointer(), consider);
     size_t unscanned = 0;
     scan_other_threads(self_tid, consider, &unscanned);
 

@@ -56,8 +56,6 @@ static void report_fault(void *arg)
     md_error_finish(true);
 }
 
-MEMDBG_TLS sigjmp_buf *md_block_read_jmp;
-
 static void on_segv(int sig, siginfo_t *si, void *ucv)
 {
     uintptr_t addr = (uintptr_t)si->si_addr;
