@@ -1,56 +1,12 @@
 /* The allocator proper: places each block against its guard page, fills
- * and checks the padding, and moves freed blocks through the quarantine.
- * One mutex protects the arena; stacks are captured before taking it. */
+ * the padding (core/padding.c checks it), and moves freed blocks through
+ * the quarantine.  One lock protects the arena; stacks are captured
+ * before taking it. */
 
 #include "memdbg.h"
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
-#include <setjmp.h>
-#include <signal.h>
 #include <string.h>
 #include <unistd.h>
-
-static int init_state;                      /* 0 none, 1 running, 2 done */
-
-MEMDBG_HIDDEN void md_print_startup(void);
-
-static void do_init(void)
-{
-    md_options_init();   /* first: reservation sizes follow arena_size */
-    md_internal_init();
-    md_save_stderr();
-    md_depot_init();
-    md_stacktrace_init();
-    md_backend_select();
-    md_arena_init();
-    md_fault_init();
-    md_fork_init();
-    md_heap.initialized = 1;
-    md_thread_id();   /* the initialising thread is T0 */
-    if (md_opt.verbosity >= 1) md_print_startup();
-}
-
-void md_ensure_init(void)
-{
-    if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2) return;
-    int expected = 0;
-    if (__atomic_compare_exchange_n(&init_state, &expected, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-        md_in_runtime++;
-        do_init();
-        md_in_runtime--;
-        __atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
-        return;
-    }
-    while (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2) sched_yield();
-}
-
-/* memdbg is initialised from the first malloc; this constructor covers
- * programs that never call it before main. */
-__attribute__((constructor)) static void md_constructor(void)
-{
-    md_ensure_init();
-}
 
 /* ---- padding (checked in core/padding.c) ---- */
 

@@ -1,5 +1,5 @@
 /* Exit-time work: padding check of live blocks, LeakSanitizer-style leak
- * report, print_stats, and the startup line.
+ * report, print_stats.
  *
  * Leak detection is a conservative mark phase: the roots (leak_roots.c:
  * loaded objects' writable segments, thread stacks, TLS, registers,
@@ -297,29 +297,6 @@ static void print_stats(void)
     if (md_heap_fd_ok() && fstat(md_heap.fd, &st) == 0) {
         md_puts(b, ", heap file "); md_putu(b, (unsigned long long)st.st_blocks / 2); md_puts(b, " KiB");
     }
-    md_putc(b, '\n');
-    md_report_end(b);
-}
-
-void md_print_startup(void)
-{
-    struct md_buf buf, *b = &buf;
-    md_report_begin(b);
-    md_put_pid_prefix(b);
-    md_puts(b, "memdbg: backend ");
-    md_puts(b, md_heap.backend->name);
-    md_puts(b, ": ");
-    md_puts(b, md_heap.backend_reason);
-    md_puts(b, "; arena ");
-    md_putu(b, md_heap.size >> 20);
-    md_puts(b, " MiB at ");
-    md_putx(b, md_heap.base);
-    md_puts(b, ", quarantine ");
-    md_putu(b, md_opt.quarantine_bytes >> 20);
-    md_puts(b, " MiB, guard ");
-    md_puts(b, md_opt.protect_below ? "below" : "above");
-    md_puts(b, ", alignment ");
-    md_putu(b, md_opt.alignment);
     md_putc(b, '\n');
     md_report_end(b);
 }
