@@ -481,9 +481,14 @@ bool md_have_suppressions(void) MEMDBG_HIDDEN;
 int md_suppression_for(uint32_t stack) MEMDBG_HIDDEN;  /* index, -1 none */
 void md_suppression_hit(int k, size_t bytes) MEMDBG_HIDDEN;
 void md_print_suppressions_used(struct md_buf *b) MEMDBG_HIDDEN;
+/* Ignore marks (alloc/leak_ignore.c) */
 extern int md_leak_ignore_on MEMDBG_HIDDEN;            /* __lsan_disable/ignore_object were used */
 void md_leak_note_alloc(uint32_t id) MEMDBG_HIDDEN;
 bool md_leak_ignored(uint32_t id) MEMDBG_HIDDEN;
+void md_leak_marks_on(void) MEMDBG_HIDDEN;              /* heap lock held: marks kept from now */
+void md_leak_ignore_slot(uint32_t id) MEMDBG_HIDDEN;    /* heap lock held */
+void md_leak_disable_thread(void) MEMDBG_HIDDEN;        /* __lsan_disable */
+bool md_leak_enable_thread(void) MEMDBG_HIDDEN;         /* __lsan_enable; false: unmatched */
 /* Every allocation (heap lock held): keeps the slot's ignore mark right. */
 static inline void md_leak_alloc_hook(uint32_t id) {
     if (__atomic_load_n(&md_leak_ignore_on, __ATOMIC_ACQUIRE)) md_leak_note_alloc(id);

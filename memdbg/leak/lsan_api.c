@@ -13,7 +13,7 @@
  *                               memory (e.g. the program's own mmap) that is
  *                               scanned as a root
  * Ignore marks are one byte per slot, set or cleared at every allocation
- * once any of this was used (heap.c calls md_leak_alloc_hook). */
+ * once any of this was used (alloc/leak_ignore.c). */
 
 #include "memdbg.h"
 #include <string.h>
@@ -21,30 +21,6 @@
 MEMDBG_HIDDEN void md_report_begin(struct md_buf *b);
 MEMDBG_HIDDEN void md_report_end(struct md_buf *b);
 MEMDBG_HIDDEN void md_put_pid_prefix(struct md_buf *b);
-
-int md_leak_ignore_on MEMDBG_HIDDEN;
-static uint8_t *ignored;               /* slot id -> 1: ignored by the leak check */
-static MEMDBG_TLS int disabled;        /* __lsan_disable depth of this thread */
-
-/* With the heap lock held. */
-static bool ignore_marks(void)
-{
-    if (!ignored) {
-        ignored = md_reserve((size_t)md_heap.max_slots + 1, "leak ignore marks");
-        __atomic_store_n(&md_leak_ignore_on, 1, __ATOMIC_RELEASE);
-    }
-    return true;
-}
-
-void md_leak_note_alloc(uint32_t id)
-{
-    ignored[id] = disabled > 0;
-}
-
-bool md_leak_ignored(uint32_t id)
-{
-    return ignored && ignored[id];
-}
 
 static void warn(const char *what)
 {
@@ -64,7 +40,7 @@ MEMDBG_API void __lsan_ignore_object(const void *p)
     md_heap_lock();
     struct md_slot *s = md_slot_of_addr((uintptr_t)p);
     bool ok = s && s->state == SLOT_LIVE && (uintptr_t)p >= s->user && (uintptr_t)p <= s->user + s->size;
-    if (ok && ignore_marks()) ignored[s - md_heap.slots] = 1;
+    if (ok) md_leak_ignore_slot((uint32_t)(s - md_heap.slots));
     md_heap_unlock();
     md_in_runtime--;
     if (!ok && md_opt.verbosity >= 1) warn("__lsan_ignore_object(): not a live heap block; ignored");
@@ -76,17 +52,16 @@ MEMDBG_API void __lsan_disable(void)
     if (!__atomic_load_n(&md_leak_ignore_on, __ATOMIC_ACQUIRE)) {
         md_in_runtime++;
         md_heap_lock();
-        ignore_marks();
+        md_leak_marks_on();
         md_heap_unlock();
         md_in_runtime--;
     }
-    disabled++;
+    md_leak_disable_thread();
 }
 
 MEMDBG_API void __lsan_enable(void)
 {
-    if (disabled <= 0) { warn("unmatched call to __lsan_enable(); ignored"); return; }
-    disabled--;
+    if (!md_leak_enable_thread()) warn("unmatched call to __lsan_enable(); ignored");
 }
 
 MEMDBG_API void __lsan_do_leak_check(void)
