@@ -436,6 +436,8 @@ void md_error_finish(bool fatal) MEMDBG_HIDDEN;   /* exit/abort per options */
 void md_fault_init(void) MEMDBG_HIDDEN;
 void md_leak_check_and_exit_report(void) MEMDBG_HIDDEN;
 void md_fork_init(void) MEMDBG_HIDDEN;
+/* fork child: fn(may_lock) after the heap is the child's (fork.c) */
+void md_fork_set_caches_child(void (*fn)(bool may_lock)) MEMDBG_HIDDEN;
 int md_decode_access_size(const unsigned char *pc) MEMDBG_HIDDEN;
 
 /* ---- reports on memdbg's own stack; fork (altstack.c, report.c) ---- */

@@ -75,6 +75,7 @@ static struct thread_cache *cache_get(void)
 {
     struct thread_cache *c = tls_cache;
     if (c) return c;
+    md_fork_set_caches_child(md_cache_fork_child);   /* before any cache exists */
     spin_lock();
     for (c = all_caches; c && c->owned; c = c->next) { }
     if (c) c->owned = 1;

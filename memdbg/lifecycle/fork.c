@@ -23,6 +23,16 @@
 #include <unistd.h>
 
 
+/* The allocator's thread caches (alloc/slot_cache.c), above this layer,
+ * register their child handler when the first cache is made: before
+ * that they have nothing a child must fix. */
+static void (*caches_child)(bool may_lock);
+
+void md_fork_set_caches_child(void (*fn)(bool may_lock))
+{
+    __atomic_store_n(&caches_child, fn, __ATOMIC_RELEASE);
+}
+
 static int copy_fd = -1;
 static uint64_t copy_dev, copy_ino;
 static bool held_by_interrupted_call;   /* this thread held the lock at fork */
@@ -61,7 +71,8 @@ static void child(void)
             md_die_msg("memdbg: fork: cannot give the child its own copy of the heap (",
                        md_heap.backend->name, " backend); exiting the child");
         copy_fd = -1;
-        md_cache_fork_child(!held_by_interrupted_call);
+        void (*fn)(bool) = __atomic_load_n(&caches_child, __ATOMIC_ACQUIRE);
+        if (fn) fn(!held_by_interrupted_call);
     }
     md_in_runtime--;
 }
