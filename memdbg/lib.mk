@@ -22,7 +22,7 @@ MD_STACK_SRCS := memdbg/stack/stacktrace.c memdbg/stack/stackmemo.c memdbg/stack
                  memdbg/stack/modules.c memdbg/stack/symbolize.c memdbg/stack/symcore.c \
                  memdbg/stack/unwind_fds.c
 MD_REPORT_SRCS := memdbg/report/report.c memdbg/report/fault.c memdbg/report/signals.c \
-                  memdbg/report/altstack.c memdbg/report/stats_export.c
+                  memdbg/report/altstack.c memdbg/report/stats.c memdbg/report/stats_export.c
 MD_LIFECYCLE_SRCS := memdbg/lifecycle/init.c memdbg/lifecycle/fork.c
 MD_ALLOC_SRCS := memdbg/alloc/heap.c memdbg/alloc/slot_cache.c memdbg/alloc/deferred_free.c \
                  memdbg/alloc/leak_ignore.c

@@ -441,6 +441,7 @@ void md_fork_set_caches_child(void (*fn)(bool may_lock)) MEMDBG_HIDDEN;
 int md_decode_access_size(const unsigned char *pc) MEMDBG_HIDDEN;
 
 /* ---- reports on memdbg's own stack; fork (altstack.c, report.c) ---- */
+void md_print_stats(void) MEMDBG_HIDDEN;            /* print_stats=1, at exit (stats.c) */
 void md_report_init(void) MEMDBG_HIDDEN;           /* report buffer and stack, at start */
 void md_report_stack_init(void) MEMDBG_HIDDEN;
 uintptr_t md_report_stack_top(void) MEMDBG_HIDDEN;  /* 0: none */
