@@ -5,7 +5,7 @@
  * locks, and done by the next free outside memdbg on any thread and before
  * the leak check; a block still queued at the check is not reported. */
 
-#include "memdbg.h"
+#include "alloc/alloc.h"
 #include <stdatomic.h>
 
 #define DEFER_SLOTS 1024

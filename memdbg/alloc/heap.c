@@ -3,7 +3,7 @@
  * the quarantine.  One lock protects the arena; stacks are captured
  * before taking it. */
 
-#include "memdbg.h"
+#include "alloc/alloc.h"
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>

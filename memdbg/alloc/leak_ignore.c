@@ -3,7 +3,7 @@
  * allocates between __lsan_disable and __lsan_enable): one mark per slot,
  * kept by the allocator at every allocation once the LSan interface
  * (leak/lsan_api.c) asked for it, read by the leak check. */
-#include "memdbg.h"
+#include "alloc/alloc.h"
 
 int md_leak_ignore_on MEMDBG_HIDDEN;
 static uint8_t *ignored;               /* slot id -> 1: ignored by the leak check */

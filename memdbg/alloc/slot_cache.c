@@ -18,7 +18,7 @@
  * (never under the heap lock), so no atomics.  Caches of exited threads
  * (and, in a fork child, of the threads that do not exist there) are
  * adopted by new threads; a fork child guards their deferred blocks. */
-#include "memdbg.h"
+#include "alloc/alloc.h"
 #include <pthread.h>
 #include <string.h>
 

@@ -29,7 +29,7 @@
  * freed block is not in the quarantine FIFO yet.  compact_defer's batch
  * is sent with the lock held, once per N frees: the order of its entries
  * against every other change of the mapping rests on it. */
-#include "memdbg.h"
+#include "backend/backend.h"
 #include "compact.h"
 #include "nonlinear_abi.h"
 #include "nonlinear_pool.h"

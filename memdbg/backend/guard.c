@@ -8,7 +8,7 @@
  * own heap at no cost beyond the page-table copy.  Pages are not moved
  * between addresses (that needs the nonlinear kernel). */
 
-#include "memdbg.h"
+#include "backend/backend.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>

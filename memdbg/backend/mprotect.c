@@ -6,7 +6,7 @@
  * and gives new blocks no guard page (they merge into shared VMAs; the
  * padding check at free still finds overflows) instead of failing. */
 
-#include "memdbg.h"
+#include "backend/backend.h"
 #include <fcntl.h>
 #include <errno.h>
 #include <unistd.h>

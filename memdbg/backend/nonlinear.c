@@ -11,7 +11,7 @@
  * program that closed it and reuses the number keeps its file untouched.
  * Memory is never given back through it (runs are recycled instead). */
 
-#include "memdbg.h"
+#include "backend/backend.h"
 #include "nonlinear_abi.h"
 #include "nonlinear_pool.h"
 #include "compact.h"

@@ -3,7 +3,7 @@
  * of malloc's and free's common path made without the heap lock.  The
  * backend (nonlinear.c) and compact mode (compact.c) both make them. */
 
-#include "memdbg.h"
+#include "backend/backend.h"
 #include "nonlinear_abi.h"
 #include "compact.h"
 #include <errno.h>

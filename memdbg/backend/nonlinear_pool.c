@@ -13,7 +13,7 @@
  *    pages pop out ascending and mostly map with one call.
  *  - bump: never-used file pages (they read as zero).
  * Called with the heap lock held. */
-#include "memdbg.h"
+#include "backend/backend.h"
 #include "nonlinear_pool.h"
 
 struct run {                 /* indexed by a free run's first file page */

@@ -1,6 +1,6 @@
 /* Backend detection.  All three probes run every time, whichever backend is
  * asked for, so the startup line can say why each one is or isn't usable. */
-#include "memdbg.h"
+#include "backend/backend.h"
 #include "nonlinear_abi.h"
 #include <errno.h>
 #include <string.h>

@@ -8,7 +8,8 @@
  * memdbg itself is running (libunwind, libdwfl during symbolization, calls
  * before initialisation finished).  It never frees: these allocations are
  * few and short-lived processes die soon after a report anyway. */
-#include "memdbg.h"
+#include "base/base.h"
+#include "base/options.h"
 #include <string.h>
 #include <sys/mman.h>
 #include <stdatomic.h>

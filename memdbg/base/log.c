@@ -2,7 +2,8 @@
 /* Where reports go: stderr (or the copy kept when the program closed it),
  * or the log_path option's file, opened on the first report.  Async-
  * signal-safe, like the formatting in out.c it writes through. */
-#include "memdbg.h"
+#include "base/base.h"
+#include "base/options.h"
 #include <fcntl.h>
 #include <unistd.h>
 

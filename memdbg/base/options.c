@@ -4,7 +4,8 @@
  * warning and ignored (option strings are often shared between tools and
  * versions), while a bad value of a known key stops the process with a
  * message that names it. */
-#include "memdbg.h"
+#include "base/base.h"
+#include "base/options.h"
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

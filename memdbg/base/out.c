@@ -1,6 +1,6 @@
 /* Formatting for reports: a fixed buffer that is flushed with write(2).  Used
  * from the SIGSEGV handler, so: no stdio, no malloc, no locks. */
-#include "memdbg.h"
+#include "base/base.h"
 #include <errno.h>
 #include <unistd.h>
 

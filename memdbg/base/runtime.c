@@ -4,7 +4,7 @@
  * leak scan reads (stack pointer and thread pointer, taken at the
  * thread's first malloc).  The lowest layer holds them because the
  * allocator, the reports and the leak check all ask. */
-#include "memdbg.h"
+#include "base/base.h"
 #include <unistd.h>
 #include <sys/syscall.h>
 

@@ -14,7 +14,7 @@
  *
  * page_slot[] maps every arena page (guard pages included) to its slot, so
  * address -> block is one array load. */
-#include "memdbg.h"
+#include "core/core.h"
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>

@@ -1,11 +1,11 @@
-/* The heap lock's slow paths (the fast paths are inline in memdbg.h).
+/* The heap lock's slow paths (the fast paths are inline in core/core.h).
  *
- * The lock word holds the owner's token (memdbg.h), or 0, plus
+ * The lock word holds the owner's token (core/core.h), or 0, plus
  * MD_LOCK_WAITERS when a thread may sleep on it.  A pthread mutex records
  * its owner only after the atomic that takes it, so a signal landing in
  * between could not tell that its own thread holds the lock; here the one
  * compare-and-swap that takes the lock also names the owner. */
-#include "memdbg.h"
+#include "core/core.h"
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>

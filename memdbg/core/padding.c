@@ -2,7 +2,7 @@
 /* The padding around a block (MD_PAD_BYTE between the block and its slot's
  * data bounds): checked at free, at realloc, and for live blocks at exit.
  * The allocator writes it; this file only reads it. */
-#include "memdbg.h"
+#include "core/core.h"
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>

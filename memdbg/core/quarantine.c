@@ -5,7 +5,7 @@
  * Then the range goes back to the common pool (md_quarantine_evict_one,
  * arena.c, which also ends the quarantine early when address space runs
  * out). */
-#include "memdbg.h"
+#include "core/core.h"
 
 void md_quarantine_push(uint32_t id)
 {

@@ -17,7 +17,7 @@
  * stack pointer in /proc/self/task/TID/syscall; for a running one the whole
  * stack mapping recorded at its first malloc is scanned. */
 
-#include "memdbg.h"
+#include "leak/leak.h"
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>

@@ -11,7 +11,7 @@
  * from other leaked blocks.  Leaks are grouped by allocation stack, largest
  * first. */
 
-#include "memdbg.h"
+#include "leak/leak.h"
 #include <dlfcn.h>
 #include <signal.h>
 #include <fcntl.h>
@@ -21,9 +21,6 @@
 #include <unistd.h>
 #include <time.h>
 
-MEMDBG_HIDDEN void md_report_begin(struct md_buf *b);
-MEMDBG_HIDDEN void md_report_end(struct md_buf *b);
-MEMDBG_HIDDEN void md_put_pid_prefix(struct md_buf *b);
 
 /* slot id -> 0 unreached, 1 reachable, 2 indirect, 3 suppressed */
 enum { M_NONE, M_REACHABLE, M_INDIRECT, M_SUPPRESSED };

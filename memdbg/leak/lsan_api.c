@@ -15,12 +15,9 @@
  * Ignore marks are one byte per slot, set or cleared at every allocation
  * once any of this was used (alloc/leak_ignore.c). */
 
-#include "memdbg.h"
+#include "leak/leak.h"
 #include <string.h>
 
-MEMDBG_HIDDEN void md_report_begin(struct md_buf *b);
-MEMDBG_HIDDEN void md_report_end(struct md_buf *b);
-MEMDBG_HIDDEN void md_put_pid_prefix(struct md_buf *b);
 
 static void warn(const char *what)
 {

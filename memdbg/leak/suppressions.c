@@ -7,16 +7,13 @@
  * `*` matches any run of characters.  Read at the first leak check, with
  * md_in_runtime set (allocations come from the internal pool). */
 
-#include "memdbg.h"
+#include "leak/leak.h"
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
-MEMDBG_HIDDEN void md_report_begin(struct md_buf *b);
-MEMDBG_HIDDEN void md_report_end(struct md_buf *b);
-MEMDBG_HIDDEN void md_put_pid_prefix(struct md_buf *b);
 
 struct supp { const char *pattern; size_t count, bytes; };
 static struct supp *supps;

@@ -18,7 +18,7 @@
  * and releases the lock in each.  The child must not touch the heap
  * before that, so the other threads' deferred guards wait for the thread
  * that adopts their cache. */
-#include "memdbg.h"
+#include "lifecycle/lifecycle.h"
 #include <pthread.h>
 #include <unistd.h>
 

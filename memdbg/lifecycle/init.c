@@ -2,12 +2,10 @@
 /* Start-up: memdbg initialises itself at the first malloc, or from its
  * constructor in a program that allocates nothing before main, in the
  * order the layers need (options first: reservation sizes follow them). */
-#include "memdbg.h"
+#include "lifecycle/lifecycle.h"
+#include "backend/backend.h"
 #include <sched.h>
 
-MEMDBG_HIDDEN void md_report_begin(struct md_buf *b);
-MEMDBG_HIDDEN void md_report_end(struct md_buf *b);
-MEMDBG_HIDDEN void md_put_pid_prefix(struct md_buf *b);
 
 static int init_state;                      /* 0 none, 1 running, 2 done */
 

@@ -5,7 +5,7 @@
  * every report runs on this stack, one for the whole process, reserved at
  * start (lazily backed: only the pages a report touches cost memory) and
  * used by one thread at a time under the report lock (report.c). */
-#include "memdbg.h"
+#include "report/report.h"
 
 #define REPORT_STACK_SIZE ((size_t)8 << 20)
 

@@ -4,7 +4,7 @@
  * outside the arena, signals sent with kill/raise/sigqueue) goes to the
  * program's own disposition as the kernel would deliver it (signals.c). */
 
-#include "memdbg.h"
+#include "report/report.h"
 #include "signals.h"
 #include <signal.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  * error line and the raw frames as module+offset) before symbolizing, so a
  * failure later in the report still leaves them. */
 
-#include "memdbg.h"
+#include "report/report.h"
 #include "signals.h"
 #include <errno.h>
 #include <fcntl.h>

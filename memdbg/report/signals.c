@@ -9,7 +9,7 @@
  * sa_mask, SIG_DFL by dying of the signal, SIG_IGN by ignoring a sent
  * signal and dying of a fault (the kernel does not let a fault be
  * ignored).  Other signals pass through to glibc untouched. */
-#include "memdbg.h"
+#include "report/report.h"
 #include "signals.h"
 #include <errno.h>
 #include <sched.h>

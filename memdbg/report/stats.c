@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* print_stats=1: one line at exit with the heap's counters, the peak RSS,
  * the heap's VMAs and the memory of the heap file. */
-#include "memdbg.h"
+#include "report/report.h"
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-MEMDBG_HIDDEN void md_report_begin(struct md_buf *b);
-MEMDBG_HIDDEN void md_report_end(struct md_buf *b);
-MEMDBG_HIDDEN void md_put_pid_prefix(struct md_buf *b);
 
 static long vmhwm_kb(void)
 {

@@ -2,7 +2,7 @@
  * (see stats_export.h for the ABI).  A constant table of addresses and
  * offsets: nothing runs, nothing is written, so the allocator's hot paths
  * and heap.c stay as they are. */
-#include "memdbg.h"
+#include "report/report.h"
 #include "stats_export.h"
 #include <stddef.h>
 

@@ -16,7 +16,7 @@
  * libraries).  It is rescanned when the loader's counts of loads and
  * unloads (dlpi_adds, dlpi_subs) change: checked on each stack capture
  * that unwinds (memo misses) and before each report. */
-#include "memdbg.h"
+#include "stack/stack.h"
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>

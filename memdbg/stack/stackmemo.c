@@ -22,7 +22,7 @@
  *
  * The program's frame is found through memdbg's own frame pointers (all of
  * libmemdbg is built with them), so no unwinding is needed for the key. */
-#include "memdbg.h"
+#include "stack/stack.h"
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>

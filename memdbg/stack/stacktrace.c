@@ -5,7 +5,7 @@
  * see as frame #0. */
 
 #define UNW_LOCAL_ONLY
-#include "memdbg.h"
+#include "stack/stack.h"
 #include <libunwind.h>
 #include <link.h>
 

@@ -7,7 +7,7 @@
  * libdwfl allocates: callers run with md_in_runtime set so those
  * allocations come from the internal pool, never from the debugged heap. */
 
-#include "memdbg.h"
+#include "stack/stack.h"
 #include "symcore.h"
 #include <string.h>
 

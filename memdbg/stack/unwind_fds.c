@@ -45,7 +45,7 @@
  * pipe2() (fd tracers, sandboxes) hides that; then every unwind checks
  * the pipe's numbers first, with two fstat, and does not unwind when they
  * are no longer libunwind's, as memdbg did before. */
-#include "memdbg.h"
+#include "stack/stack.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <dlfcn.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Descriptors memdbg keeps: the heap's memfd and fork's copy of it. */
-#include "memdbg.h"
+#include "sys/sys.h"
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/resource.h>

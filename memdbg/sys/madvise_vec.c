@@ -3,7 +3,7 @@
  * it takes PIDFD_SELF, so no descriptor is opened (a program may close or
  * reuse any number).  Older kernels refuse the call or the advice: then,
  * and for the ranges after a partial failure, one madvise per range. */
-#include "memdbg.h"
+#include "sys/sys.h"
 #include <errno.h>
 #include <limits.h>
 #include <sys/mman.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* /proc/self/maps read without stdio or malloc (the mprotect backend's
  * VMA budget, print_stats). */
-#include "memdbg.h"
+#include "sys/sys.h"
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>

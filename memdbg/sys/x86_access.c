@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The size of the access that faulted, read from the instruction at the
  * faulting pc (the SIGSEGV handler's "READ of size N"). */
-#include "memdbg.h"
+#include "sys/sys.h"
 
 /* Width of the memory operand of common x86-64 loads and stores, from the
  * instruction bytes; 0 if not recognised.  This is what "READ of size N"
