@@ -15,6 +15,7 @@ mkdir -p "$results"
 
 # name | where | command (run from the repository root)
 suites=(
+	"layers|host|tests/infra/layer_check.sh --build $build"
 	"infra|host|tests/infra/vm_run.sh"
 	"bench-real|host|tests/infra/bench_real.sh --build $build"
 	"lib-host|host|tests/lib/run.sh --build $build --backend auto"

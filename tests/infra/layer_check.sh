@@ -196,6 +196,22 @@ for f in sorted(fedges):
             details.append("%s -> %s (%s): %s is above %s" % (f, g, why(f, g), b, a))
 tap(not details, "every edge goes to the same folder or one below it", details)
 
+# The headers say the same: a file includes the headers of its own
+# folder and of the folders below it only (paths from memdbg/, as -Imemdbg).
+import glob, re
+details = []
+for path in sorted(glob.glob("memdbg/*/*.[ch]") + glob.glob("preload/*.c*")):
+    here = folder(path)
+    if here not in rank:
+        continue
+    for k, line in enumerate(open(path, encoding="utf-8", errors="replace"), 1):
+        m = re.match(r"\s*#\s*include\s+\"(([a-z_]+)/[^\"]+)\"", line)
+        if m and "memdbg/" + m.group(2) in rank:
+            there = "memdbg/" + m.group(2)
+            if rank[there] > rank[here]:
+                details.append("%s:%d includes %s, which is above %s" % (path, k, m.group(1), here))
+tap(not details, "every #include names its own folder or one below it", details)
+
 for text in inner:
     print("# cycle within one folder: " + text)
 sys.exit(1 if bad else 0)
