@@ -49,7 +49,7 @@ $(BUILD)/lib/obj/preload/cxx.o: preload/cxx.cc memdbg/lib.mk
 $(BUILD)/libmemdbg.so: $(MD_OBJS)
 	$(CC) -shared -o $@ $(MD_OBJS) -Wl,-z,nodelete -Wl,--no-undefined $(MD_LDLIBS)
 
-# $(BUILD)/memdbg (the command) is built by memdbg/cli/cli.mk.
+# $(BUILD)/memdbg (the command) is built by cli/cli.mk.
 
 # ---- tests: built with symbols and frames so backtraces name functions ----
 MD_TEST_CFLAGS := -std=gnu11 -g -O0 -fno-omit-frame-pointer -fno-inline -Wall -Wno-unused-result \
@@ -102,9 +102,9 @@ $(BUILD)/tests/lib/page_cycle: tests/lib/bench/page_cycle.c
 # shared library or an optimized build ----
 lib: $(BUILD)/memdbg-symbolize
 
-$(BUILD)/memdbg-symbolize: memdbg/tools/symbolize_main.c $(BUILD)/lib/obj/memdbg/stack/symcore.o memdbg/stack/symcore.h
+$(BUILD)/memdbg-symbolize: cli/symbolize_main.c $(BUILD)/lib/obj/memdbg/stack/symcore.o memdbg/stack/symcore.h
 	@mkdir -p $(dir $@)
-	$(CC) $(MD_CFLAGS) -Imemdbg/stack memdbg/tools/symbolize_main.c $(BUILD)/lib/obj/memdbg/stack/symcore.o \
+	$(CC) $(MD_CFLAGS) -Imemdbg/stack cli/symbolize_main.c $(BUILD)/lib/obj/memdbg/stack/symcore.o \
 	    -o $@ -ldw -lelf -Wl,--push-state,--no-as-needed -lstdc++ -Wl,--pop-state
 
 lib-tests: $(BUILD)/tests/lib/libmdsym.so $(BUILD)/tests/lib/libmdsym2.so

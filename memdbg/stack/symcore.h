@@ -1,6 +1,6 @@
 /* Symbolization of one module address with elfutils, shared by the
  * library's reports (symbolize.c) and the offline symbolizer
- * (tools/symbolize_main.c), so both print the same frames.  Depends on
+ * (cli/symbolize_main.c), so both print the same frames.  Depends on
  * nothing else in memdbg: output goes through a callback, numbers are
  * formatted here, no stdio. */
 #ifndef MEMDBG_SYMCORE_H

@@ -5,7 +5,7 @@
  * root). */
 #define _GNU_SOURCE
 #include "snapshot.h"
-#include "../report/stats_export.h"
+#include "../memdbg/report/stats_export.h"
 
 #include <elf.h>
 #include <errno.h>

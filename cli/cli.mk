@@ -1,7 +1,7 @@
 # The memdbg command and its helpers, man pages, make install/uninstall.
 # Included from the top-level Makefile (paths relative to the repository).
 #
-#   build/memdbg            the command (memdbg/memdbg.sh, with the version and
+#   build/memdbg            the command (cli/memdbg.sh, with the version and
 #                           the checkout's path filled in)
 #   build/memdbg-probe      ptrace/proc helper for memdbg maps and compare
 #   build/maps-kinds.awk    VMA classification for memdbg maps
@@ -35,28 +35,28 @@ cli: $(BUILD)/memdbg $(BUILD)/memdbg-probe $(BUILD)/maps-kinds.awk
 # sed script shared by the build and install copies of the command.
 memdbg_subst = sed -e "s|@VERSION@|$(MEMDBG_VERSION)|" -e "s|@LAYOUT@|$(1)|" -e "s|@REPO@|$(CURDIR)|"
 
-$(BUILD)/memdbg: memdbg/memdbg.sh $(MEMDBG_VERSION_STAMP)
+$(BUILD)/memdbg: cli/memdbg.sh $(MEMDBG_VERSION_STAMP)
 	@mkdir -p $(dir $@)
 	$(call memdbg_subst,build) $< >$@.tmp
 	chmod +x $@.tmp
 	mv $@.tmp $@
 
-$(BUILD)/memdbg-probe: memdbg/cli/probe.c memdbg/cli/snapshot.c memdbg/cli/snapshot.h memdbg/report/stats_export.h
+$(BUILD)/memdbg-probe: cli/probe.c cli/snapshot.c cli/snapshot.h memdbg/report/stats_export.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CLI_CFLAGS) -o $@ memdbg/cli/probe.c memdbg/cli/snapshot.c
+	$(CC) $(CLI_CFLAGS) -o $@ cli/probe.c cli/snapshot.c
 
-$(BUILD)/maps-kinds.awk: memdbg/cli/maps-kinds.awk
+$(BUILD)/maps-kinds.awk: cli/maps-kinds.awk
 	@mkdir -p $(dir $@)
 	cp $< $@
 
 # Relocatable: bin/memdbg finds lib/memdbg/ next to its own directory.
 install: lib cli
 	install -d $(BINDIR) $(MEMDBG_LIBEXEC) $(MANDIR)/man1 $(MANDIR)/man2 $(MANDIR)/man7 $(DOCDIR)/docs/img
-	$(call memdbg_subst,installed) memdbg/memdbg.sh >$(BUILD)/memdbg.installed
+	$(call memdbg_subst,installed) cli/memdbg.sh >$(BUILD)/memdbg.installed
 	install -m 755 $(BUILD)/memdbg.installed $(BINDIR)/memdbg
 	install -m 644 $(BUILD)/libmemdbg.so $(MEMDBG_LIBEXEC)/libmemdbg.so
 	install -m 755 $(BUILD)/memdbg-probe $(MEMDBG_LIBEXEC)/memdbg-probe
-	install -m 644 memdbg/cli/maps-kinds.awk $(MEMDBG_LIBEXEC)/maps-kinds.awk
+	install -m 644 cli/maps-kinds.awk $(MEMDBG_LIBEXEC)/maps-kinds.awk
 	if [ -x $(BUILD)/memdbg-symbolize ]; then install -m 755 $(BUILD)/memdbg-symbolize $(MEMDBG_LIBEXEC)/memdbg-symbolize; fi
 	install -m 644 docs/man/memdbg.1 $(MANDIR)/man1/memdbg.1
 	install -m 644 docs/man/libmemdbg.7 $(MANDIR)/man7/libmemdbg.7

@@ -1,7 +1,7 @@
 #!/bin/sh
 # memdbg: the command-line front end of libmemdbg.so (see memdbg(1)).
 #   memdbg run|vm|maps|compare|symbolize ... ; memdbg --version ; memdbg --help
-# The build (memdbg/cli.mk) and make install fill in the @...@ values.
+# The build (cli/cli.mk) and make install fill in the @...@ values.
 set -u
 
 prog=memdbg
