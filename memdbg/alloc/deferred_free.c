@@ -6,7 +6,6 @@
  * the leak check; a block still queued at the check is not reported. */
 
 #include "alloc/alloc.h"
-#include <stdatomic.h>
 
 #define DEFER_SLOTS 1024
 enum { E_FREE, E_WRITING, E_READY };
@@ -15,7 +14,7 @@ static uintptr_t ptrs[DEFER_SLOTS];
 static uint8_t kinds[DEFER_SLOTS];
 int md_deferred_pending MEMDBG_HIDDEN;
 static size_t dropped;                 /* queue full: the free is lost */
-static atomic_flag draining = ATOMIC_FLAG_INIT;
+static bool draining;
 
 void md_defer_free(void *p, int dealloc)
 {
@@ -34,7 +33,7 @@ void md_defer_free(void *p, int dealloc)
 
 void md_run_deferred_frees(void)
 {
-    if (md_in_runtime || atomic_flag_test_and_set_explicit(&draining, memory_order_acquire)) return;
+    if (md_in_runtime || __atomic_test_and_set(&draining, __ATOMIC_ACQUIRE)) return;
     for (int i = 0; i < DEFER_SLOTS && __atomic_load_n(&md_deferred_pending, __ATOMIC_ACQUIRE); i++) {
         if (__atomic_load_n(&state[i], __ATOMIC_ACQUIRE) != E_READY) continue;
         void *p = (void *)ptrs[i];
@@ -43,7 +42,7 @@ void md_run_deferred_frees(void)
         __atomic_fetch_sub(&md_deferred_pending, 1, __ATOMIC_RELEASE);
         md_free(p, kind);
     }
-    atomic_flag_clear_explicit(&draining, memory_order_release);
+    __atomic_clear(&draining, __ATOMIC_RELEASE);
 }
 
 /* For the leak check (heap lock held): each block still queued. */

@@ -12,7 +12,6 @@
 #include "base/options.h"
 #include <string.h>
 #include <sys/mman.h>
-#include <stdatomic.h>
 
 /* Address space only (lazily backed), but it counts against `ulimit -v`:
  * sized from arena_size, a sixteenth of it between 256 MiB and 4 GiB. */
@@ -21,7 +20,7 @@ static size_t pool_size;
 
 static char *pool_base;
 static size_t pool_used;
-static atomic_flag pool_lock = ATOMIC_FLAG_INIT;
+static bool pool_lock;
 
 /* Reserved regions, so the leak checker does not take our own tables
  * (which point at every block) for program roots. */
@@ -68,7 +67,7 @@ static void pool_init(void)
  * thread (a handler's fork interrupted it) only finishes its bump. */
 void md_internal_fork_child(void)
 {
-    atomic_flag_clear_explicit(&pool_lock, memory_order_release);
+    __atomic_clear(&pool_lock, __ATOMIC_RELEASE);
 }
 
 void md_internal_init(void)
@@ -81,7 +80,7 @@ struct ihdr { size_t size; size_t pad; };
 void *md_internal_alloc(size_t size, size_t align)
 {
     if (align < 16) align = 16;
-    while (atomic_flag_test_and_set_explicit(&pool_lock, memory_order_acquire)) { }
+    while (__atomic_test_and_set(&pool_lock, __ATOMIC_ACQUIRE)) { }
     if (!pool_base) pool_init();
     if (size > INTERNAL_POOL_SIZE) size = INTERNAL_POOL_SIZE + 1;   /* fails below */
     size_t start = (pool_used + sizeof(struct ihdr) + align - 1) & ~(align - 1);
@@ -91,7 +90,7 @@ void *md_internal_alloc(size_t size, size_t align)
         r = pool_base + start;
         ((struct ihdr *)r)[-1].size = size;
     }
-    atomic_flag_clear_explicit(&pool_lock, memory_order_release);
+    __atomic_clear(&pool_lock, __ATOMIC_RELEASE);
     return r;
 }
 

@@ -14,7 +14,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include <stdatomic.h>
 
 #define REPORT_BUF_SIZE 65536
 static char *report_mem;
@@ -22,20 +21,20 @@ static char *report_mem;
 /* One report at a time, process-wide.  The lock remembers nothing about
  * its owner but this thread's nesting depth (a report prints its ABORTING
  * line, a fault report calls md_report_error, both under the same lock). */
-static atomic_int report_lock;
+static int report_lock;
 static MEMDBG_TLS int report_depth;
 static struct md_buf *active_buf;   /* the report being written, for a fault inside it */
 
 static void lock_reports(void)
 {
     if (report_depth++ > 0) return;
-    while (atomic_exchange_explicit(&report_lock, 1, memory_order_acquire)) sched_yield();
+    while (__atomic_exchange_n(&report_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
 }
 
 static void unlock_reports(void)
 {
     if (--report_depth > 0) return;
-    atomic_store_explicit(&report_lock, 0, memory_order_release);
+    __atomic_store_n(&report_lock, 0, __ATOMIC_RELEASE);
 }
 
 bool md_in_report(void)
@@ -53,7 +52,7 @@ void md_report_init(void)
  * thread would never be released in the child. */
 void md_report_fork_child(void)
 {
-    atomic_store_explicit(&report_lock, 0, memory_order_relaxed);
+    __atomic_store_n(&report_lock, 0, __ATOMIC_RELAXED);
     report_depth = 0;
     active_buf = 0;
     md_signals_fork_child();

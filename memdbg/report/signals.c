@@ -13,7 +13,6 @@
 #include "signals.h"
 #include <errno.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
@@ -22,7 +21,7 @@
 extern int __sigaction(int, const struct sigaction *, struct sigaction *);
 
 static struct sigaction program_segv;       /* the program's disposition */
-static atomic_flag program_lock = ATOMIC_FLAG_INIT;
+static bool program_lock;
 static int installed;                       /* memdbg's handler is in the table */
 static struct sigaction memdbg_segv;        /* as installed */
 static sigset_t interrupting;               /* siginterrupt(sig, 1): no SA_RESTART from signal() */
@@ -35,18 +34,18 @@ static void lock_program(sigset_t *saved)
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, saved);
-    while (atomic_flag_test_and_set_explicit(&program_lock, memory_order_acquire)) sched_yield();
+    while (__atomic_test_and_set(&program_lock, __ATOMIC_ACQUIRE)) sched_yield();
 }
 
 static void unlock_program(const sigset_t *saved)
 {
-    atomic_flag_clear_explicit(&program_lock, memory_order_release);
+    __atomic_clear(&program_lock, __ATOMIC_RELEASE);
     pthread_sigmask(SIG_SETMASK, saved, 0);
 }
 
 void md_signals_fork_child(void)
 {
-    atomic_flag_clear_explicit(&program_lock, memory_order_release);
+    __atomic_clear(&program_lock, __ATOMIC_RELEASE);
 }
 
 void md_signals_install(void (*handler)(int, siginfo_t *, void *))

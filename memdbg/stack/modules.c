@@ -19,7 +19,6 @@
 #include "stack/stack.h"
 #include <link.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,18 +27,18 @@
 #define NAME_POOL ((size_t)8 << 20)
 
 static struct md_module *mods;
-static atomic_uint nmods;          /* published count: entries below are complete */
+static uint32_t nmods;           /* published count: entries below are complete */
 static char *names;
 static size_t names_used;
-static atomic_uint epoch;
+static uint32_t epoch;
 static unsigned long long seen_adds = ~0ull, seen_subs = ~0ull;
-static atomic_flag scan_lock = ATOMIC_FLAG_INIT;
+static bool scan_lock;
 static uint32_t scan_no;
 static bool scanned_once;
 
 uint32_t md_modules_epoch(void)
 {
-    return atomic_load_explicit(&epoch, memory_order_acquire);
+    return __atomic_load_n(&epoch, __ATOMIC_ACQUIRE);
 }
 
 const char *md_module_path(const struct md_module *m)
@@ -103,7 +102,7 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
     }
     if (hi <= lo) return 0;
     const char *name = info->dlpi_name ? info->dlpi_name : "";
-    uint32_t n = atomic_load_explicit(&nmods, memory_order_relaxed);
+    uint32_t n = __atomic_load_n(&nmods, __ATOMIC_RELAXED);
     for (uint32_t i = 0; i < n; i++) {
         struct md_module *m = &mods[i];
         if (m->removed || m->start != lo || m->end != hi || m->bias != info->dlpi_addr) continue;
@@ -123,7 +122,7 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
     m->seen = scan_no;
     m->name_off = store_name(name);
     m->sym = 0;
-    atomic_store_explicit(&nmods, n + 1, memory_order_release);
+    __atomic_store_n(&nmods, n + 1, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -133,22 +132,22 @@ static void rescan(void)
      * stored before it. */
     struct scan sc = { scanned_once ? md_modules_epoch() + 1 : 0 };
     scan_no++;
-    uint32_t before = atomic_load_explicit(&nmods, memory_order_relaxed);
+    uint32_t before = __atomic_load_n(&nmods, __ATOMIC_RELAXED);
     dl_iterate_phdr(scan_cb, &sc);
-    bool changed = atomic_load_explicit(&nmods, memory_order_relaxed) != before;
+    bool changed = __atomic_load_n(&nmods, __ATOMIC_RELAXED) != before;
     for (uint32_t i = 0; i < before; i++) {
         if (mods[i].removed || mods[i].seen == scan_no) continue;
         mods[i].removed = sc.new_epoch;
         changed = true;
     }
     scanned_once = true;
-    if (changed && sc.new_epoch) atomic_store_explicit(&epoch, sc.new_epoch, memory_order_release);
+    if (changed && sc.new_epoch) __atomic_store_n(&epoch, sc.new_epoch, __ATOMIC_RELEASE);
 }
 
 /* a scan lock held in the parent by a thread that fork did not copy */
 static void child_after_fork(void)
 {
-    atomic_flag_clear_explicit(&scan_lock, memory_order_relaxed);
+    __atomic_clear(&scan_lock, __ATOMIC_RELAXED);
 }
 
 void md_modules_refresh(void)
@@ -163,7 +162,7 @@ void md_modules_refresh(void)
     /* Never wait: a thread that holds the loader's lock (a dl_iterate_phdr
      * callback calling malloc) could be waiting for us.  Another thread
      * scanning right now gives the same table. */
-    if (atomic_flag_test_and_set_explicit(&scan_lock, memory_order_acquire)) return;
+    if (__atomic_test_and_set(&scan_lock, __ATOMIC_ACQUIRE)) return;
     unsigned long long c[2] = { 0, 0 };
     dl_iterate_phdr(count_cb, c);
     if (c[0] != seen_adds || c[1] != seen_subs || !scanned_once) {
@@ -171,12 +170,12 @@ void md_modules_refresh(void)
         seen_adds = c[0];
         seen_subs = c[1];
     }
-    atomic_flag_clear_explicit(&scan_lock, memory_order_release);
+    __atomic_clear(&scan_lock, __ATOMIC_RELEASE);
 }
 
 const struct md_module *md_module_find(uintptr_t pc, uint32_t at_epoch)
 {
-    uint32_t n = atomic_load_explicit(&nmods, memory_order_acquire);
+    uint32_t n = __atomic_load_n(&nmods, __ATOMIC_ACQUIRE);
     const struct md_module *found = 0;
     for (uint32_t i = 0; i < n; i++) {
         const struct md_module *m = &mods[i];
