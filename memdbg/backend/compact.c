@@ -231,12 +231,10 @@ static void guard_failed(void)
     warned_guard = true;
     char mem[256];
     struct md_buf b;
-    md_buf_init(&b, mem, sizeof mem, md_report_fd());
-    md_puts(&b, "==");
-    md_putu(&b, (unsigned long long)getpid());
-    md_puts(&b, "==WARNING: memdbg: remap_file_pages could not guard a freed block (out of memory):\n"
+    md_warn_begin(&b, mem, sizeof mem);
+    md_puts(&b, "remap_file_pages could not guard a freed block (out of memory):\n"
                 "    a use-after-free of it is not detected.\n");
-    md_flush(&b);
+    md_warn_end(&b);
 }
 
 void md_compact_flush(void)

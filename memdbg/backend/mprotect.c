@@ -66,16 +66,14 @@ static void warn_vmas(void)
 {
     char mem[512];
     struct md_buf b;
-    md_buf_init(&b, mem, sizeof mem, md_report_fd());
-    md_puts(&b, "==");
-    md_putu(&b, (unsigned long long)getpid());
-    md_puts(&b, "==WARNING: memdbg: backend mprotect is at about ");
+    md_warn_begin(&b, mem, sizeof mem);
+    md_puts(&b, "backend mprotect is at about ");
     md_putu(&b, (unsigned long long)md_heap.vma_estimate);
     md_puts(&b, " VMAs of vm.max_map_count=");
     md_putu(&b, (unsigned long long)md_heap.max_map_count);
     md_puts(&b, "; new blocks get no guard page until blocks are freed (overflows are\n"
                 "    still found by the padding check at free). Use backend=guard or raise vm.max_map_count.\n");
-    md_flush(&b);
+    md_warn_end(&b);
 }
 
 static int mprotect_commit(struct md_slot *s, uint32_t page, uint32_t n)

@@ -34,12 +34,22 @@ void md_putx(struct md_buf *b, unsigned long long v) MEMDBG_HIDDEN; /* 0x... */
 void md_flush(struct md_buf *b) MEMDBG_HIDDEN;
 void md_write_all(int fd, const char *s, size_t n) MEMDBG_HIDDEN;
 void md_die_msg(const char *a, const char *b, const char *c) MEMDBG_HIDDEN; /* early fatal */
-void md_warn3(const char *a, const char *b, size_t blen, const char *c) MEMDBG_HIDDEN; /* early warning */
 size_t md_strlen(const char *s) MEMDBG_HIDDEN;
 /* ---- where reports go (log.c) ---- */
 int md_report_fd(void) MEMDBG_HIDDEN;        /* stderr or log_path.PID, opened lazily */
 void md_save_stderr(void) MEMDBG_HIDDEN;
 void md_report_fd_reset(void) MEMDBG_HIDDEN;  /* fork child: its own log file */
+/* One report or warning at a time (nestable on one thread). */
+void md_report_lock(void) MEMDBG_HIDDEN;
+void md_report_unlock(void) MEMDBG_HIDDEN;
+bool md_in_report(void) MEMDBG_HIDDEN;             /* this thread holds the report lock */
+void md_report_lock_fork_child(void) MEMDBG_HIDDEN;
+/* Every warning: "==PID==WARNING: memdbg: " and the caller's text, under
+ * the report lock, on the report fd; md_warn_end flushes and unlocks. */
+void md_warn_begin(struct md_buf *b, char *mem, size_t cap) MEMDBG_HIDDEN;
+void md_warn_end(struct md_buf *b) MEMDBG_HIDDEN;
+/* The same in one call, a + b[0..blen) + c, on stderr (start-up). */
+void md_warn3(const char *a, const char *b, size_t blen, const char *c) MEMDBG_HIDDEN;
 
 /* ---- who is running (runtime.c) ---- */
 extern MEMDBG_TLS int md_in_runtime MEMDBG_HIDDEN; /* re-entrancy guard */

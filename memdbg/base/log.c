@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* Where reports go: stderr (or the copy kept when the program closed it),
- * or the log_path option's file, opened on the first report.  Async-
- * signal-safe, like the formatting in out.c it writes through. */
+ * or the log_path option's file, opened on the first report; the lock
+ * that keeps one report or warning at a time; and the one way to warn.
+ * Async-signal-safe, like the formatting in out.c it writes through. */
 #include "base/base.h"
 #include "base/options.h"
 #include <fcntl.h>
+#include <sched.h>
 #include <unistd.h>
 
 static int report_fd = -1;
@@ -57,4 +59,69 @@ void md_report_fd_reset(void)
 {
     if (report_fd > 2) close(report_fd);
     report_fd = -1;
+}
+
+/* One report or warning at a time, process-wide.  The lock remembers
+ * nothing about its owner but this thread's nesting depth (a report
+ * prints its ABORTING line, a fault report calls md_report_error, a
+ * warning may come from inside a report, all under the same lock). */
+static int report_lock;
+static MEMDBG_TLS int report_depth;
+
+void md_report_lock(void)
+{
+    if (report_depth++ > 0) return;
+    while (__atomic_exchange_n(&report_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+}
+
+void md_report_unlock(void)
+{
+    if (--report_depth > 0) return;
+    __atomic_store_n(&report_lock, 0, __ATOMIC_RELEASE);
+}
+
+bool md_in_report(void)
+{
+    return report_depth > 0;
+}
+
+/* fork() copies only the calling thread: a lock held by another thread
+ * would never be released in the child. */
+void md_report_lock_fork_child(void)
+{
+    __atomic_store_n(&report_lock, 0, __ATOMIC_RELAXED);
+    report_depth = 0;
+}
+
+static void warn_begin_on(struct md_buf *b, char *mem, size_t cap, int fd)
+{
+    md_report_lock();
+    md_buf_init(b, mem, cap, fd);
+    md_puts(b, "==");
+    md_putu(b, (unsigned long long)getpid());
+    md_puts(b, "==WARNING: memdbg: ");
+}
+
+void md_warn_begin(struct md_buf *b, char *mem, size_t cap)
+{
+    warn_begin_on(b, mem, cap, md_report_fd());
+}
+
+void md_warn_end(struct md_buf *b)
+{
+    md_flush(b);
+    md_report_unlock();
+}
+
+/* At start-up (options, backend choice) the log file is not open yet:
+ * these warnings go to stderr. */
+void md_warn3(const char *a, const char *b, size_t blen, const char *c)
+{
+    char mem[256];
+    struct md_buf buf;
+    warn_begin_on(&buf, mem, sizeof mem, 2);
+    md_puts(&buf, a);
+    for (size_t i = 0; i < blen; i++) md_putc(&buf, b[i]);
+    md_puts(&buf, c);
+    md_warn_end(&buf);
 }

@@ -126,21 +126,6 @@ static bool parse_bool(const char *v, size_t len, long *out)
     return false;
 }
 
-/* "==PID==WARNING: memdbg: " a b c, on stderr (log_path is not open yet). */
-void md_warn3(const char *a, const char *b, size_t blen, const char *c)
-{
-    char pid[24];
-    size_t n = sizeof pid;
-    unsigned long v = (unsigned long)getpid();
-    do { pid[--n] = (char)('0' + v % 10); v /= 10; } while (v);
-    md_write_all(2, "==", 2);
-    md_write_all(2, pid + n, sizeof pid - n);
-    md_write_all(2, "==WARNING: memdbg: ", 19);
-    md_write_all(2, a, md_strlen(a));
-    md_write_all(2, b, blen);
-    md_write_all(2, c, md_strlen(c));
-}
-
 static void warn_unknown(const char *key, size_t klen)
 {
     md_warn3("unknown option '", key, klen, "' in MEMDBG_OPTIONS ignored (see docs/libmemdbg.md)\n");

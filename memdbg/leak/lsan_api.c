@@ -21,13 +21,12 @@
 
 static void warn(const char *what)
 {
+    char mem[256];
     struct md_buf buf, *b = &buf;
-    md_report_begin(b);
-    md_put_pid_prefix(b);
-    md_puts(b, "memdbg: WARNING: ");
+    md_warn_begin(b, mem, sizeof mem);
     md_puts(b, what);
     md_putc(b, '\n');
-    md_report_end(b);
+    md_warn_end(b);
 }
 
 MEMDBG_API void __lsan_ignore_object(const void *p)

@@ -22,10 +22,10 @@ static bool loaded;
 
 static void warn(const char *src, unsigned line, const char *why, const char *text, size_t len)
 {
+    char mem[256];
     struct md_buf buf, *b = &buf;
-    md_report_begin(b);
-    md_put_pid_prefix(b);
-    md_puts(b, "memdbg: WARNING: suppressions ");
+    md_warn_begin(b, mem, sizeof mem);
+    md_puts(b, "suppressions ");
     md_puts(b, src);
     if (line) { md_putc(b, ':'); md_putu(b, line); }
     md_puts(b, ": ");
@@ -36,7 +36,7 @@ static void warn(const char *src, unsigned line, const char *why, const char *te
         md_putc(b, '\'');
     }
     md_puts(b, "; line ignored\n");
-    md_report_end(b);
+    md_warn_end(b);
 }
 
 static void add(const char *p, size_t len)

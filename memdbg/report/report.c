@@ -18,29 +18,7 @@
 #define REPORT_BUF_SIZE 65536
 static char *report_mem;
 
-/* One report at a time, process-wide.  The lock remembers nothing about
- * its owner but this thread's nesting depth (a report prints its ABORTING
- * line, a fault report calls md_report_error, both under the same lock). */
-static int report_lock;
-static MEMDBG_TLS int report_depth;
 static struct md_buf *active_buf;   /* the report being written, for a fault inside it */
-
-static void lock_reports(void)
-{
-    if (report_depth++ > 0) return;
-    while (__atomic_exchange_n(&report_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
-}
-
-static void unlock_reports(void)
-{
-    if (--report_depth > 0) return;
-    __atomic_store_n(&report_lock, 0, __ATOMIC_RELEASE);
-}
-
-bool md_in_report(void)
-{
-    return report_depth > 0;
-}
 
 void md_report_init(void)
 {
@@ -52,15 +30,14 @@ void md_report_init(void)
  * thread would never be released in the child. */
 void md_report_fork_child(void)
 {
-    __atomic_store_n(&report_lock, 0, __ATOMIC_RELAXED);
-    report_depth = 0;
+    md_report_lock_fork_child();
     active_buf = 0;
     md_signals_fork_child();
 }
 
 void md_with_report_stack(void (*fn)(void *), void *arg)
 {
-    if (report_depth > 0) { fn(arg); return; }
+    if (md_in_report()) { fn(arg); return; }
     int saved_errno = errno;   /* free() keeps errno, also when it reports (halt_on_error=0) */
     /* The program's handlers must not run on memdbg's stack, in the middle
      * of a report; synchronous signals stay deliverable (blocked, the
@@ -74,13 +51,13 @@ void md_with_report_stack(void (*fn)(void *), void *arg)
     sigdelset(&block, SIGFPE);
     sigdelset(&block, SIGTRAP);
     pthread_sigmask(SIG_SETMASK, &block, &saved);
-    lock_reports();
+    md_report_lock();
     uintptr_t top = md_report_stack_top();
     if (top && !md_on_report_stack((uintptr_t)__builtin_frame_address(0)))
         md_call_on_stack(fn, arg, top);
     else
         fn(arg);
-    unlock_reports();
+    md_report_unlock();
     pthread_sigmask(SIG_SETMASK, &saved, 0);
     errno = saved_errno;
 }
@@ -108,7 +85,7 @@ static const char *dealloc_name(int d)
 
 MEMDBG_HIDDEN void md_report_begin(struct md_buf *b)
 {
-    lock_reports();
+    md_report_lock();
     if (!report_mem) report_mem = md_reserve(REPORT_BUF_SIZE, "report buffer");
     md_buf_init(b, report_mem, REPORT_BUF_SIZE, md_report_fd());
     active_buf = b;
@@ -118,7 +95,7 @@ MEMDBG_HIDDEN void md_report_end(struct md_buf *b)
 {
     md_flush(b);
     active_buf = 0;
-    unlock_reports();
+    md_report_unlock();
 }
 
 MEMDBG_HIDDEN void md_put_pid_prefix(struct md_buf *b)

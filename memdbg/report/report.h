@@ -44,7 +44,6 @@ void md_call_on_stack(void (*fn)(void *), void *arg, uintptr_t top) MEMDBG_HIDDE
  * program's asynchronous signals blocked; a plain call when this thread is
  * already in a report.  For anything that unwinds or symbolizes. */
 void md_with_report_stack(void (*fn)(void *), void *arg) MEMDBG_HIDDEN;
-bool md_in_report(void) MEMDBG_HIDDEN;             /* this thread holds the report lock */
 /* A fault inside a report: flush it, say so, finish as for an error. */
 void md_report_fault_in_report(uintptr_t addr, uintptr_t pc) MEMDBG_HIDDEN __attribute__((noreturn));
 /* Child side of fork(): frees the report lock (and the signal table's

@@ -1048,11 +1048,11 @@ t_suppress_module() {   # by module name: a block calloc'd inside libelf
 t_suppress_bad_lines() {   # malformed lines warn with file:line and are skipped; a missing file warns
     printf 'leak:leak_big\nthis line is wrong\nleak:\nfoo:bar\n' > "$WORK/supp"
     run "suppressions=$WORK/supp" "$T/t_leak"
-    rc_is 1 && has "WARNING: suppressions $WORK/supp:2: expected 'leak:PATTERN': 'this line is wrong'" &&
-    has "WARNING: suppressions $WORK/supp:3: empty pattern" && has "WARNING: suppressions $WORK/supp:4: unknown suppression type" &&
+    rc_is 1 && has "^==[0-9]+==WARNING: memdbg: suppressions $WORK/supp:2: expected 'leak:PATTERN': 'this line is wrong'" &&
+    has "^==[0-9]+==WARNING: memdbg: suppressions $WORK/supp:3: empty pattern" && has "^==[0-9]+==WARNING: memdbg: suppressions $WORK/supp:4: unknown suppression type" &&
     has '^ +1 +1000 leak_big$' && has '^SUMMARY: memdbg: 396 byte\(s\) leaked in 5 allocation\(s\)\. 1000 byte' || return 1
     run "suppressions=$WORK/no-such-file" "$T/t_leak"
-    rc_is 1 && has "WARNING: suppressions $WORK/no-such-file: file not found" && has 'SUMMARY: memdbg: 1396 byte'
+    rc_is 1 && has "^==[0-9]+==WARNING: memdbg: suppressions $WORK/no-such-file: file not found" && has 'SUMMARY: memdbg: 1396 byte'
 }
 t_lsan_ignore_object() {
     run "" "$T/t_lsan_api" ignore
@@ -1064,7 +1064,7 @@ t_lsan_disable_enable() {
     rc_is 1 && out_has done && section_has '^Direct leak of 72 byte' malloc lose main &&
     has '^SUMMARY: memdbg: 72 byte\(s\) leaked in 1 allocation\(s\)\.$' || return 1
     run "" "$T/t_lsan_api" enable
-    rc_is 0 && out_has done && has 'WARNING: unmatched call to __lsan_enable'
+    rc_is 0 && out_has done && has '^==[0-9]+==WARNING: memdbg: unmatched call to __lsan_enable'
 }
 t_lsan_leak_checks() {   # recoverable check twice, then the final one ends the program
     run "" "$T/t_lsan_api" check
