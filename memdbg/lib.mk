@@ -6,6 +6,8 @@ CXX ?= g++
 
 MD_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden \
              -fno-omit-frame-pointer -fno-optimize-sibling-calls -D_GNU_SOURCE -Imemdbg
+# make MD_DEBUG=1 BUILD=build-debug: MD_DCHECK invariants compiled in.
+MD_CFLAGS += $(if $(MD_DEBUG),-DMD_DEBUG)
 MD_CXXFLAGS := -std=gnu++17 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden -fno-omit-frame-pointer -fno-optimize-sibling-calls
 MD_LDLIBS := -lunwind -ldw -lelf -lpthread -ldl -lstdc++
 

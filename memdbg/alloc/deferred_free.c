@@ -48,6 +48,7 @@ void md_run_deferred_frees(void)
 /* For the leak check (heap lock held): each block still queued. */
 void md_deferred_foreach(void (*fn)(uintptr_t))
 {
+    MD_DCHECK(md_heap_lock_mine());
     for (int i = 0; i < DEFER_SLOTS; i++)
         if (__atomic_load_n(&state[i], __ATOMIC_ACQUIRE) == E_READY) fn(ptrs[i]);
 }

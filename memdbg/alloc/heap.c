@@ -57,6 +57,7 @@ static uintptr_t place_block(const struct md_slot *s, size_t size, size_t a)
  * is in no list meanwhile). */
 static struct md_slot *take_slot_locked(uint32_t npages)
 {
+    MD_DCHECK(md_heap_lock_mine());
     const struct md_backend *be = md_heap.backend;
     uint32_t id = md_slot_get(npages + 1, md_heap.unguarded_mode);
     if (!id) return 0;
@@ -161,6 +162,7 @@ static bool kinds_match(int kind, int dealloc)
  * the lock held; returns the slot or NULL (error reported). */
 static struct md_slot *validate_for_free(void *p, struct md_stack *st, int dealloc)
 {
+    MD_DCHECK(md_heap_lock_mine());
     struct md_slot *s = md_slot_of_addr((uintptr_t)p);
     if (s && s->state == SLOT_LIVE && s->user == (uintptr_t)p) {
         if (!kinds_match(s->kind, dealloc)) {
@@ -211,6 +213,7 @@ static bool check_block_padding(struct md_slot *s, struct md_stack *st)
  * come later (md_blocks_guard). */
 static void record_free(struct md_slot *s, struct md_stack *st)
 {
+    MD_DCHECK(md_heap_lock_mine());
     s->free_stack = md_stack_id(st);
     s->free_tid = md_thread_id();
     s->state = SLOT_QUARANTINED;
@@ -271,6 +274,7 @@ static void guard_and_quarantine(const uint32_t *ids, uint32_t n)
 
 void md_blocks_guard(const uint32_t *ids, uint32_t n)
 {
+    MD_DCHECK(!md_heap_lock_mine());
     bool unlocked = md_heap.backend->page_ops_unlocked;
     if (!unlocked) md_heap_lock();
     guard_and_quarantine(ids, n);

@@ -12,6 +12,7 @@ static MEMDBG_TLS int disabled;        /* __lsan_disable depth of this thread */
 /* With the heap lock held. */
 static bool ignore_marks(void)
 {
+    MD_DCHECK(md_heap_lock_mine());
     if (!ignored) {
         ignored = md_reserve((size_t)md_heap.max_slots + 1, "leak ignore marks");
         __atomic_store_n(&md_leak_ignore_on, 1, __ATOMIC_RELEASE);

@@ -138,6 +138,7 @@ static void refill(struct thread_cache *c, uint32_t data_pages)
 
 struct md_slot *md_cache_take(uint32_t data_pages)
 {
+    MD_DCHECK(!md_heap_lock_mine());
     if (data_pages == 0 || data_pages > CACHED_PAGES || !md_heap.backend->slot_cache || md_heap.unguarded_mode)
         return 0;
     struct thread_cache *c = cache_get();

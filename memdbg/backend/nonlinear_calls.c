@@ -43,6 +43,7 @@ int md_nonlinear_rfp(uintptr_t addr, size_t len, int prot, size_t pgoff)
 uint32_t md_nonlinear_send_unlocked(const uint32_t *ids, uint32_t nids, const struct md_rfp_entry *e,
                                     uint32_t n, uint32_t (*send)(const struct md_rfp_entry *, uint32_t))
 {
+    MD_DCHECK(md_heap_lock_mine());
     for (uint32_t i = 0; i < nids; i++) md_heap.slots[ids[i]].flags |= SLOT_F_SENDING;
     md_heap_unlock();
     uint32_t done = send(e, n);

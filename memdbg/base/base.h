@@ -23,6 +23,18 @@
 
 #define MD_MAX_FRAMES 64
 
+/* Invariants the code relies on.  MD_CHECK is always compiled in (cold
+ * paths); MD_DCHECK only in a debug build (make MD_DEBUG=1), so that the
+ * checks on malloc's and free's path cost nothing otherwise.  A failed
+ * check prints "==PID==memdbg: CHECK failed: FILE:LINE: COND" and aborts. */
+void md_check_failed(const char *file, int line, const char *cond) MEMDBG_HIDDEN __attribute__((noreturn, cold));
+#define MD_CHECK(cond) (__builtin_expect(!!(cond), 1) ? (void)0 : md_check_failed(__FILE__, __LINE__, #cond))
+#ifdef MD_DEBUG
+#define MD_DCHECK(cond) MD_CHECK(cond)
+#else
+#define MD_DCHECK(cond) ((void)sizeof(!(cond)))
+#endif
+
 /* ---- formatting / output without stdio or malloc (out.c) ---- */
 struct md_buf { char *p; size_t len, cap; int fd; };
 void md_buf_init(struct md_buf *b, char *mem, size_t cap, int fd) MEMDBG_HIDDEN;

@@ -7,6 +7,7 @@
 #include "base/options.h"
 #include <fcntl.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 static int report_fd = -1;
@@ -124,4 +125,23 @@ void md_warn3(const char *a, const char *b, size_t blen, const char *c)
     for (size_t i = 0; i < blen; i++) md_putc(&buf, b[i]);
     md_puts(&buf, c);
     md_warn_end(&buf);
+}
+
+void md_check_failed(const char *file, int line, const char *cond)
+{
+    char mem[512];
+    struct md_buf b;
+    md_report_lock();
+    md_buf_init(&b, mem, sizeof mem, md_report_fd());
+    md_puts(&b, "==");
+    md_putu(&b, (unsigned long long)getpid());
+    md_puts(&b, "==memdbg: CHECK failed: ");
+    md_puts(&b, file);
+    md_putc(&b, ':');
+    md_putu(&b, (unsigned long long)line);
+    md_puts(&b, ": ");
+    md_puts(&b, cond);
+    md_putc(&b, '\n');
+    md_flush(&b);
+    abort();
 }

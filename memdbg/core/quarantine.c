@@ -9,6 +9,7 @@
 
 void md_quarantine_push(uint32_t id)
 {
+    MD_DCHECK(md_heap_lock_mine());
     struct md_slot *s = &md_heap.slots[id];
     s->state = SLOT_QUARANTINED;
     s->next = 0;

@@ -398,6 +398,7 @@ void md_scan_roots_set_sp(uintptr_t sp)
  * Returns the number of threads whose stack could not be found. */
 __attribute__((noinline)) size_t md_scan_roots(void (*consider)(uintptr_t))
 {
+    MD_DCHECK(md_heap_lock_mine());
     /* this thread's registers: callee-saved ones may hold the only copy of
      * a pointer of a caller (e.g. of main, which called exit); they go to
      * this frame, which the stack scan from the current sp covers, as do
