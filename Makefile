@@ -89,7 +89,7 @@ $(BUILD)/examples/%: examples/%.c
 	$(CC) $(HOST_CFLAGS) -o $@ $<
 
 -include memdbg/lib.mk
-include memdbg/cli/cli.mk
+include cli/cli.mk
 -include tests/tests.mk
 
 # --- top-level flows -------------------------------------------------------------

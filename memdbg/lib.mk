@@ -5,21 +5,42 @@ CC ?= gcc
 CXX ?= g++
 
 MD_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden \
-             -fno-omit-frame-pointer -fno-optimize-sibling-calls -D_GNU_SOURCE
+             -fno-omit-frame-pointer -fno-optimize-sibling-calls -D_GNU_SOURCE -Imemdbg
+# make MD_DEBUG=1 BUILD=build-debug: MD_DCHECK invariants compiled in.
+MD_CFLAGS += $(if $(MD_DEBUG),-DMD_DEBUG)
 MD_CXXFLAGS := -std=gnu++17 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden -fno-omit-frame-pointer -fno-optimize-sibling-calls
 MD_LDLIBS := -lunwind -ldw -lelf -lpthread -ldl -lstdc++
 
-MD_CORE_SRCS := $(wildcard memdbg/*.c)
-MD_PRELOAD_SRCS := $(wildcard preload/*.c)
-MD_OBJS := $(patsubst %.c,$(BUILD)/lib/obj/%.o,$(MD_CORE_SRCS) $(MD_PRELOAD_SRCS)) \
-           $(BUILD)/lib/obj/preload/cxx.o
-MD_HEADERS := $(wildcard memdbg/*.h)
+# Sources per layer, lowest first: a file calls only into its own folder
+# and the folders listed before it (tests/infra/layer_check.sh checks this
+# on the built objects; docs/architecture.md says what each file holds).
+MD_BASE_SRCS := memdbg/base/out.c memdbg/base/log.c memdbg/base/options.c memdbg/base/options_table.c memdbg/base/internal_alloc.c \
+                memdbg/base/runtime.c
+MD_SYS_SRCS := memdbg/sys/fd.c memdbg/sys/proc_maps.c memdbg/sys/madvise_vec.c memdbg/sys/x86_access.c
+MD_CORE_SRCS := memdbg/core/arena.c memdbg/core/quarantine.c memdbg/core/heap_lock.c memdbg/core/padding.c
+MD_BACKEND_SRCS := memdbg/backend/select.c memdbg/backend/guard.c memdbg/backend/mprotect.c \
+                   memdbg/backend/nonlinear.c memdbg/backend/nonlinear_calls.c memdbg/backend/compact.c memdbg/backend/nonlinear_pool.c
+MD_STACK_SRCS := memdbg/stack/stacktrace.c memdbg/stack/stackmemo.c memdbg/stack/stackdepot.c \
+                 memdbg/stack/modules.c memdbg/stack/symbolize.c memdbg/stack/symcore.c \
+                 memdbg/stack/unwind_fds.c
+MD_REPORT_SRCS := memdbg/report/report.c memdbg/report/fault.c memdbg/report/signals.c \
+                  memdbg/report/altstack.c memdbg/report/stats.c memdbg/report/stats_export.c
+MD_LIFECYCLE_SRCS := memdbg/lifecycle/init.c memdbg/lifecycle/fork.c
+MD_ALLOC_SRCS := memdbg/alloc/heap.c memdbg/alloc/slot_cache.c memdbg/alloc/deferred_free.c \
+                 memdbg/alloc/leak_ignore.c
+MD_LEAK_SRCS := memdbg/leak/leaks.c memdbg/leak/leak_roots.c memdbg/leak/suppressions.c \
+                memdbg/leak/lsan_api.c
+MD_PRELOAD_SRCS := preload/malloc.c
+MD_LIB_SRCS := $(MD_BASE_SRCS) $(MD_SYS_SRCS) $(MD_CORE_SRCS) $(MD_BACKEND_SRCS) $(MD_STACK_SRCS) \
+               $(MD_REPORT_SRCS) $(MD_LIFECYCLE_SRCS) $(MD_ALLOC_SRCS) $(MD_LEAK_SRCS) $(MD_PRELOAD_SRCS)
+MD_OBJS := $(patsubst %.c,$(BUILD)/lib/obj/%.o,$(MD_LIB_SRCS)) $(BUILD)/lib/obj/preload/cxx.o
+MD_HEADERS := $(wildcard memdbg/*.h memdbg/*/*.h)
 
 .PHONY: lib lib-tests lib-bench
 
 lib: $(BUILD)/libmemdbg.so $(BUILD)/memdbg
 
-$(BUILD)/lib/obj/%.o: %.c $(MD_HEADERS) memdbg/options.inc memdbg/lib.mk
+$(BUILD)/lib/obj/%.o: %.c $(MD_HEADERS) memdbg/base/options.inc memdbg/lib.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(MD_CFLAGS) -c $< -o $@
 
@@ -30,7 +51,7 @@ $(BUILD)/lib/obj/preload/cxx.o: preload/cxx.cc memdbg/lib.mk
 $(BUILD)/libmemdbg.so: $(MD_OBJS)
 	$(CC) -shared -o $@ $(MD_OBJS) -Wl,-z,nodelete -Wl,--no-undefined $(MD_LDLIBS)
 
-# $(BUILD)/memdbg (the command) is built by memdbg/cli/cli.mk.
+# $(BUILD)/memdbg (the command) is built by cli/cli.mk.
 
 # ---- tests: built with symbols and frames so backtraces name functions ----
 MD_TEST_CFLAGS := -std=gnu11 -g -O0 -fno-omit-frame-pointer -fno-inline -Wall -Wno-unused-result \
@@ -83,9 +104,9 @@ $(BUILD)/tests/lib/page_cycle: tests/lib/bench/page_cycle.c
 # shared library or an optimized build ----
 lib: $(BUILD)/memdbg-symbolize
 
-$(BUILD)/memdbg-symbolize: memdbg/tools/symbolize_main.c $(BUILD)/lib/obj/memdbg/symcore.o memdbg/symcore.h
+$(BUILD)/memdbg-symbolize: cli/symbolize_main.c $(BUILD)/lib/obj/memdbg/stack/symcore.o memdbg/stack/symcore.h
 	@mkdir -p $(dir $@)
-	$(CC) $(MD_CFLAGS) -Imemdbg memdbg/tools/symbolize_main.c $(BUILD)/lib/obj/memdbg/symcore.o \
+	$(CC) $(MD_CFLAGS) -Imemdbg/stack cli/symbolize_main.c $(BUILD)/lib/obj/memdbg/stack/symcore.o \
 	    -o $@ -ldw -lelf -Wl,--push-state,--no-as-needed -lstdc++ -Wl,--pop-state
 
 lib-tests: $(BUILD)/tests/lib/libmdsym.so $(BUILD)/tests/lib/libmdsym2.so
@@ -119,10 +140,10 @@ $(BUILD)/tests/lib/fork_pages: tests/lib/bench/fork_pages.c tests/lib/bench/fork
 # the checked-in copies) ----
 lib: $(BUILD)/memdbg-options-doc
 
-$(BUILD)/memdbg-options-doc: memdbg/tools/options_doc.c $(BUILD)/lib/obj/memdbg/options_table.o $(MD_HEADERS) memdbg/options.inc
+$(BUILD)/memdbg-options-doc: cli/options_doc.c $(BUILD)/lib/obj/memdbg/base/options_table.o $(MD_HEADERS) memdbg/base/options.inc
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -g -Imemdbg memdbg/tools/options_doc.c \
-	    $(BUILD)/lib/obj/memdbg/options_table.o -o $@
+	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -g -Imemdbg cli/options_doc.c \
+	    $(BUILD)/lib/obj/memdbg/base/options_table.o -o $@
 
 .PHONY: docs
 docs: $(BUILD)/memdbg-options-doc

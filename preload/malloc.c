@@ -1,9 +1,9 @@
 /* The C allocation API of libmemdbg.so.  Each entry point only checks its
  * arguments (errno and return values as glibc documents them) and calls the
- * core in memdbg/heap.c.  No dlsym: memdbg never calls the libc allocator,
- * so it works before constructors run. */
+ * allocator in memdbg/alloc/heap.c.  No dlsym: memdbg never calls the libc
+ * allocator, so it works before constructors run. */
 
-#include "../memdbg/memdbg.h"
+#include "alloc/alloc.h"
 #include <errno.h>
 #include <malloc.h>
 #include <stdlib.h>

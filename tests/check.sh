@@ -16,6 +16,7 @@ mkdir -p "$results"
 # name | where | command (run from the repository root)
 suites=(
 	"unit|host|tests/unit/run.sh --build $build"
+	"layers|host|tests/infra/layer_check.sh --build $build"
 	"infra|host|tests/infra/vm_run.sh"
 	"docs|host|tests/infra/doc_links.py"
 	"bench-real|host|tests/infra/bench_real.sh --build $build"

@@ -263,18 +263,18 @@ check "docs/man/remap_file_pages.2 is what docs/man/md2man.py makes of docs/rema
 	cmp -s "$tmp/rfp.2" docs/man/remap_file_pages.2
 check "memdbg(1) documents every subcommand and the exit statuses" \
 	eval '( for c in run vm maps compare symbolize; do grep -q "^\.SS \"\{0,1\}$c" docs/man/memdbg.1 || exit 1; done; grep -q "^\.SH EXIT STATUS" docs/man/memdbg.1 )'
-# The options docs are generated from memdbg/options.inc (make docs): the
+# The options docs are generated from memdbg/base/options.inc (make docs): the
 # checked-in copies must be what the generator makes of the table now.
-options=$(sed -n 's/^MD_OPTION\(_ALIAS\)\{0,1\}([A-Z]*, \([a-z_0-9]*\),.*/\2/p' memdbg/options.inc)
+options=$(sed -n 's/^MD_OPTION\(_ALIAS\)\{0,1\}([A-Z]*, \([a-z_0-9]*\),.*/\2/p' memdbg/base/options.inc)
 run "$tmp/options.md" "$tmp/gen.err" "$build/memdbg-options-doc" markdown
 show="$tmp/gen.err"
-check "docs/options.md is what memdbg-options-doc makes of memdbg/options.inc (else: make docs)" \
+check "docs/options.md is what memdbg-options-doc makes of memdbg/base/options.inc (else: make docs)" \
 	eval '[ $rc = 0 ] && cmp -s "$tmp/options.md" docs/options.md'
 run "$tmp/libmemdbg.7" "$tmp/gen.err" "$build/memdbg-options-doc" man docs/man/libmemdbg.7
-check "libmemdbg(7)'s OPTIONS section is what memdbg-options-doc makes of memdbg/options.inc (else: make docs)" \
+check "libmemdbg(7)'s OPTIONS section is what memdbg-options-doc makes of memdbg/base/options.inc (else: make docs)" \
 	eval '[ $rc = 0 ] && cmp -s "$tmp/libmemdbg.7" docs/man/libmemdbg.7'
 show=
-check "libmemdbg(7) and docs/options.md document every option of memdbg/options.inc" \
+check "libmemdbg(7) and docs/options.md document every option of memdbg/base/options.inc" \
 	eval '[ $(echo "$options" | wc -w) -ge 30 ] && for o in $options; do
 	        grep -q "^\.BR $o " docs/man/libmemdbg.7 && grep -q "^| \`$o\` |" docs/options.md ||
 	        { echo "# missing option $o"; exit 1; }; done'

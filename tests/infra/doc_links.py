@@ -16,9 +16,6 @@ import re
 import subprocess
 import sys
 
-# Documents written on other branches of the same change; a link to one of
-# them is skipped, not failed, while the file is absent from this tree.
-PENDING = {"docs/options.md", "docs/architecture.md", "tests/README.md"}
 
 LINK = re.compile(r"!?\[(?:[^\]\\]|\\.)*\]\(([^()\s]+)(?:\s+\"[^\"]*\")?\)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -81,10 +78,7 @@ def check_file(root, doc):
                 rel = doc
             full = os.path.join(root, rel)
             if not os.path.exists(full):
-                if rel in PENDING:
-                    skipped.append(f"{doc}:{number}: {target}")
-                else:
-                    problems.append(f"{doc}:{number}: {target}: no such file")
+                problems.append(f"{doc}:{number}: {target}: no such file")
                 continue
             if fragment and rel.endswith(".md") and fragment not in anchors_of(full):
                 problems.append(f"{doc}:{number}: {target}: no heading with anchor #{fragment}")

@@ -2,7 +2,7 @@
  * and pipe2() the way fd tracers and sandboxes do (the real call, then
  * work of its own, so never a tail call).  memdbg then cannot tell
  * libunwind's calls by their caller and must check libunwind's pipe
- * before every unwind (memdbg/unwind_fds.c). */
+ * before every unwind (memdbg/stack/unwind_fds.c). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <sys/types.h>

@@ -187,7 +187,7 @@ t_log_path() {
 # help=1 (as ASan's): one line per row of the options table, then the program runs.
 t_help() {
     local inc rows names
-    inc=$(cd "$(dirname "$0")/../.." && pwd)/memdbg/options.inc
+    inc=$(cd "$(dirname "$0")/../.." && pwd)/memdbg/base/options.inc
     [ -f "$inc" ] || { fail "$inc missing"; return 1; }
     names=$(sed -n 's/^MD_OPTION\(_ALIAS\)\{0,1\}([A-Z]*, \([a-z_0-9]*\),.*/\2/p' "$inc")
     rows=$(echo "$names" | wc -w)
@@ -782,11 +782,11 @@ t_suppress_module() {   # by module name: a block calloc'd inside libelf
 t_suppress_bad_lines() {   # malformed lines warn with file:line and are skipped; a missing file warns
     printf 'leak:leak_big\nthis line is wrong\nleak:\nfoo:bar\n' > "$WORK/supp"
     run "suppressions=$WORK/supp" "$T/t_leak"
-    rc_is 1 && has "WARNING: suppressions $WORK/supp:2: expected 'leak:PATTERN': 'this line is wrong'" &&
-    has "WARNING: suppressions $WORK/supp:3: empty pattern" && has "WARNING: suppressions $WORK/supp:4: unknown suppression type" &&
+    rc_is 1 && has "^==[0-9]+==WARNING: memdbg: suppressions $WORK/supp:2: expected 'leak:PATTERN': 'this line is wrong'" &&
+    has "^==[0-9]+==WARNING: memdbg: suppressions $WORK/supp:3: empty pattern" && has "^==[0-9]+==WARNING: memdbg: suppressions $WORK/supp:4: unknown suppression type" &&
     has '^ +1 +1000 leak_big$' && has '^SUMMARY: memdbg: 396 byte\(s\) leaked in 5 allocation\(s\)\. 1000 byte' || return 1
     run "suppressions=$WORK/no-such-file" "$T/t_leak"
-    rc_is 1 && has "WARNING: suppressions $WORK/no-such-file: file not found" && has 'SUMMARY: memdbg: 1396 byte'
+    rc_is 1 && has "^==[0-9]+==WARNING: memdbg: suppressions $WORK/no-such-file: file not found" && has 'SUMMARY: memdbg: 1396 byte'
 }
 tap "leak scan with a 64 GiB MAP_NORESERVE reservation: exit time" t_leak_reserve_time
 tap "suppressions=FILE by function name; Suppressions used table" t_suppress_function

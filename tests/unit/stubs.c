@@ -4,8 +4,8 @@
  * signal layer, the unwinder, the leak scan's module ranges and the
  * quarantine.  None of the tests reaches the real ones; each stub answers
  * as an idle process would, or as the test sets it. */
-#include "memdbg.h"
-#include "signals.h"
+#include "unit_lib.h"
+#include "report/signals.h"
 #include "unit.h"
 
 #include <signal.h>
@@ -27,8 +27,8 @@ const char *md_module_of(uintptr_t pc)
     return unit_stub_module;
 }
 
-/* quarantine.c: nothing quarantined, nothing to evict */
-bool md_quarantine_evict_one(void) { return false; }
+/* runtime.c: no leak scan reads blocks in the unit tests */
+MEMDBG_TLS sigjmp_buf *md_block_read_jmp MEMDBG_HIDDEN;
 
 /* stacktrace.c: a fault's stack is its faulting pc alone (no unwinder) */
 int md_capture_stack_from_ucontext(void *uc, uintptr_t *frames, int max)

@@ -5,7 +5,7 @@
  * against a guarded page of a fabricated heap, through fault.c's handler,
  * whose report says READ or WRITE (from the page fault's error code) and
  * the size (from the decoder). */
-#include "memdbg.h"
+#include "unit_lib.h"
 #include "unit.h"
 
 #include <stdio.h>

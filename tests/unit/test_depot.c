@@ -2,7 +2,7 @@
 /* The stack depot (stackdepot.c): one copy of each distinct stack, named
  * by a 32-bit id; id 0 is "no stack"; a full depot answers 0 for new
  * stacks and still finds the stored ones. */
-#include "memdbg.h"
+#include "unit_lib.h"
 #include "unit.h"
 
 #include <stdlib.h>

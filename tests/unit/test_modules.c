@@ -2,7 +2,7 @@
 /* The module table (modules.c): an address names its module and its
  * offset from the load bias, as of an epoch, so a frame stored before a
  * dlclose is still named after it. */
-#include "memdbg.h"
+#include "unit_lib.h"
 #include "unit.h"
 
 #include <dlfcn.h>

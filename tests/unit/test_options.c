@@ -4,7 +4,7 @@
  * variables and fills md_opt.  A bad value of a known option ends the
  * process with exit status 1 and a message naming it, so those cases run
  * in a child (unit_capture). */
-#include "memdbg.h"
+#include "unit_lib.h"
 #include "unit.h"
 
 #include <stdio.h>

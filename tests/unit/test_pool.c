@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Size classes (arena.c) and the nonlinear backend's pool of file pages
  * (nonlinear_pool.c). */
-#include "memdbg.h"
-#include "nonlinear_pool.h"
+#include "unit_lib.h"
+#include "backend/nonlinear_pool.h"
 #include "unit.h"
 
 #include <stdlib.h>

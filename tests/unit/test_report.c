@@ -4,7 +4,7 @@
  * addresses in this file's functions, so the real symbolizer names them
  * with their lines; the functions sit on one line each with the constant
  * that records that line. */
-#include "memdbg.h"
+#include "unit_lib.h"
 #include "unit.h"
 
 #include <dlfcn.h>

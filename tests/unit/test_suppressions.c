@@ -5,7 +5,7 @@
  * .../test_suppressions.c:LINE") and md_module_of() (a stub) answers the
  * row's module path.  The file is read once per process, so each row
  * runs in a child. */
-#include "memdbg.h"
+#include "unit_lib.h"
 #include "unit.h"
 
 #include <stdio.h>
@@ -190,10 +190,10 @@ static void malformed(void)
     int status = unit_capture(bad_lines, NULL, &out);
     UNIT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
     static const char *const want[] = {
-        "^==[0-9]+==memdbg: WARNING: suppressions /tmp/memdbg-unit-supp\\.[0-9]+:2: expected 'leak:PATTERN': "
+        "^==[0-9]+==WARNING: memdbg: suppressions /tmp/memdbg-unit-supp\\.[0-9]+:2: expected 'leak:PATTERN': "
         "'this line is wrong'; line ignored$",
-        "^==[0-9]+==memdbg: WARNING: suppressions /tmp/memdbg-unit-supp\\.[0-9]+:3: empty pattern: 'leak:'; line ignored$",
-        "^==[0-9]+==memdbg: WARNING: suppressions /tmp/memdbg-unit-supp\\.[0-9]+:4: unknown suppression type "
+        "^==[0-9]+==WARNING: memdbg: suppressions /tmp/memdbg-unit-supp\\.[0-9]+:3: empty pattern: 'leak:'; line ignored$",
+        "^==[0-9]+==WARNING: memdbg: suppressions /tmp/memdbg-unit-supp\\.[0-9]+:4: unknown suppression type "
         "\\(memdbg knows 'leak'\\): 'foo:bar'; line ignored$",
         "^have 1, leak_small -> 1$",
     };
@@ -216,7 +216,7 @@ static void missing_file(void)
 {
     char *out;
     unit_capture(missing, NULL, &out);
-    UNIT_CHECK(unit_match(unit_line(out, 0), "^==[0-9]+==memdbg: WARNING: suppressions /nonexistent/memdbg-unit-supp: "
+    UNIT_CHECK(unit_match(unit_line(out, 0), "^==[0-9]+==WARNING: memdbg: suppressions /nonexistent/memdbg-unit-supp: "
                                              "file not found; line ignored$"),
                "line '%s'", unit_line(out, 0));
     UNIT_EQ_S(unit_line(out, 1), "have 0", "after the warning");

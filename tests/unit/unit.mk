@@ -13,10 +13,12 @@
 # and destructor would start the allocator and a leak check in the test
 # program), signals.c and unwind_fds.c (they interpose sigaction, close and
 # read for every caller in the process), and what only they need.
-UNIT_LIB_SRCS := memdbg/options.c memdbg/options_table.c memdbg/out.c memdbg/internal_alloc.c memdbg/stackdepot.c \
-                 memdbg/modules.c memdbg/suppressions.c memdbg/arena.c memdbg/nonlinear_pool.c \
-                 memdbg/fault.c memdbg/report.c memdbg/altstack.c memdbg/symbolize.c memdbg/symcore.c
-UNIT_INCLUDES := -Imemdbg
+UNIT_LIB_SRCS := memdbg/base/options.c memdbg/base/options_table.c memdbg/base/out.c memdbg/base/log.c \
+                 memdbg/base/internal_alloc.c memdbg/stack/stackdepot.c memdbg/stack/modules.c \
+                 memdbg/leak/suppressions.c memdbg/core/arena.c memdbg/backend/nonlinear_pool.c \
+                 memdbg/sys/x86_access.c memdbg/sys/fd.c memdbg/report/fault.c memdbg/report/report.c memdbg/report/altstack.c \
+                 memdbg/stack/symbolize.c memdbg/stack/symcore.c
+UNIT_INCLUDES := -Imemdbg -Itests/unit
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_TEST_SRCS := $(filter-out tests/unit/mod_%.c,$(UNIT_SRCS))

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/* The allocator: malloc, free and realloc on the arena (heap.c), the
+ * per-thread caches (slot_cache.c), frees deferred while inside memdbg
+ * (deferred_free.c) and the leak check's ignore marks (leak_ignore.c). */
+#ifndef MEMDBG_ALLOC_H
+#define MEMDBG_ALLOC_H
+
+#include "lifecycle/lifecycle.h"
+
+/* ---- malloc, free, realloc (heap.c) ---- */
+void *md_alloc(size_t size, size_t align, int kind, bool zero) MEMDBG_HIDDEN;
+void md_free(void *p, int dealloc) MEMDBG_HIDDEN;
+void *md_realloc(void *p, size_t size) MEMDBG_HIDDEN;
+size_t md_usable_size(const void *p) MEMDBG_HIDDEN;
+
+
+/* ---- per-thread caches of ready slots, deferred guards (slot_cache.c) ---- */
+#define MD_READY_CLASSES 16          /* classes whose data-page count is exact */
+/* A committed slot of data_pages pages for this thread (state SLOT_READY),
+ * or NULL: not a cached size, or none could be made.  Without the lock. */
+struct md_slot *md_cache_take(uint32_t data_pages) MEMDBG_HIDDEN;
+/* free_batch > 1: keeps freed slot id for a later batch of guards; false
+ * when the caller must guard it now.  Without the lock. */
+bool md_cache_defer_guard(uint32_t id) MEMDBG_HIDDEN;
+void md_cache_flush_guards(void) MEMDBG_HIDDEN;   /* this thread's deferred guards, now */
+void md_cache_fork_child(bool may_lock) MEMDBG_HIDDEN;
+/* The end of a block's life after free (heap.c): guards over the data
+ * pages of the freed slots ids[0..n) (whose state is SLOT_QUARANTINED),
+ * memory back, then the quarantine.  Without the lock. */
+void md_blocks_guard(const uint32_t *ids, uint32_t n) MEMDBG_HIDDEN;
+
+
+/* ---- the leak check's ignore marks (leak_ignore.c) ---- */
+extern int md_leak_ignore_on MEMDBG_HIDDEN;            /* __lsan_disable/ignore_object were used */
+void md_leak_note_alloc(uint32_t id) MEMDBG_HIDDEN;
+bool md_leak_ignored(uint32_t id) MEMDBG_HIDDEN;
+void md_leak_marks_on(void) MEMDBG_HIDDEN;              /* heap lock held: marks kept from now */
+void md_leak_ignore_slot(uint32_t id) MEMDBG_HIDDEN;    /* heap lock held */
+void md_leak_disable_thread(void) MEMDBG_HIDDEN;        /* __lsan_disable */
+bool md_leak_enable_thread(void) MEMDBG_HIDDEN;         /* __lsan_enable; false: unmatched */
+/* Every allocation (heap lock held): keeps the slot's ignore mark right. */
+static inline void md_leak_alloc_hook(uint32_t id) {
+    if (__atomic_load_n(&md_leak_ignore_on, __ATOMIC_ACQUIRE)) md_leak_note_alloc(id);
+}
+
+/* ---- frees that arrive inside memdbg (deferred_free.c) ---- */
+void md_defer_free(void *p, int dealloc) MEMDBG_HIDDEN;   /* free while md_in_runtime */
+void md_run_deferred_frees(void) MEMDBG_HIDDEN;
+void md_deferred_foreach(void (*fn)(uintptr_t)) MEMDBG_HIDDEN;
+extern int md_deferred_pending MEMDBG_HIDDEN;
+static inline void md_drain_deferred_frees(void) {
+    if (__atomic_load_n(&md_deferred_pending, __ATOMIC_RELAXED)) md_run_deferred_frees();
+}
+
+#endif

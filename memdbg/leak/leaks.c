@@ -1,0 +1,363 @@
+/* Exit-time work: padding check of live blocks, LeakSanitizer-style leak
+ * report, print_stats (report/stats.c).
+ *
+ * Leak detection is a conservative mark phase: the roots (leak_roots.c:
+ * loaded objects' writable segments, thread stacks, TLS, registers,
+ * registered regions), blocks ignored through the LSan interface, blocks
+ * the dynamic linker allocated and frees still queued (deferred_free.c)
+ * mark what they point to, transitively; of the rest, blocks whose
+ * allocation stack matches a suppression are suppressed together with what
+ * they reach; the others are direct leaks, or indirect when reachable only
+ * from other leaked blocks.  Leaks are grouped by allocation stack, largest
+ * first. */
+
+#include "leak/leak.h"
+#include <dlfcn.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <time.h>
+
+
+/* slot id -> 0 unreached, 1 reachable, 2 indirect, 3 suppressed */
+enum { M_NONE, M_REACHABLE, M_INDIRECT, M_SUPPRESSED };
+static uint8_t *mark;
+static uint32_t *work;
+static size_t nwork, mark_cap;
+
+static void consider(uintptr_t w, uint8_t how)
+{
+    if (!md_in_arena(w)) return;
+    uint32_t id = md_heap.page_slot[(w - md_heap.base) >> MD_PAGE_SHIFT];
+    if (!id || mark[id]) return;
+    struct md_slot *s = &md_heap.slots[id];
+    if (s->state != SLOT_LIVE || w < s->user || w > s->user + s->size) return;
+    mark[id] = how;
+    work[nwork++] = id;
+}
+
+static void consider_root(uintptr_t w) { consider(w, M_REACHABLE); }
+
+static void scan_range(uintptr_t lo, uintptr_t hi, uint8_t how)
+{
+    lo = (lo + 7) & ~(uintptr_t)7;
+    for (uintptr_t p = lo; p + 8 <= hi; p += 8) consider(*(const uintptr_t *)p, how);
+}
+
+/* Live blocks are read with plain loads, but the program may have made
+ * one unreadable (mprotect of a coroutine stack's guard page inside a
+ * malloc'd stack): a fault jumps back here (fault.c) and the rest of that
+ * block is skipped.  The signal mask is restored by hand, so that the
+ * common case costs no sigprocmask per block. */
+static void drain(uint8_t how)
+{
+    sigjmp_buf env;
+    sigset_t mask;
+    pthread_sigmask(SIG_SETMASK, NULL, &mask);
+    if (sigsetjmp(env, 0)) pthread_sigmask(SIG_SETMASK, &mask, NULL);
+    md_block_read_jmp = &env;
+    while (nwork) {
+        struct md_slot *s = &md_heap.slots[work[--nwork]];
+        scan_range(s->user, s->user + s->size, how);
+    }
+    md_block_read_jmp = NULL;
+}
+
+/* Suppression of each allocation stack, memoized across checks (the
+ * symbolizer is slow): stack id -> suppression index + 2, 1 none. */
+#define SUPP_MEMO 4096
+static uint32_t memo_stack[SUPP_MEMO];
+static int memo_result[SUPP_MEMO];
+
+static int suppression_of(uint32_t stack)
+{
+    uint32_t h = (stack * 2654435761u) % SUPP_MEMO;
+    if (memo_result[h] && memo_stack[h] == stack) return memo_result[h] - 2;
+    int k = md_suppression_for(stack);
+    memo_stack[h] = stack;
+    memo_result[h] = k + 2;
+    return k;
+}
+
+/* Marks the roots and everything else that is not a leak. */
+static void mark_live(void)
+{
+    uint32_t n = md_heap.nslots;
+    md_scan_roots(consider_root);
+    for (uint32_t id = 1; id <= n; id++) {
+        struct md_slot *s = &md_heap.slots[id];
+        if (s->state != SLOT_LIVE || mark[id]) continue;
+        if (md_leak_ignored(id) || md_allocated_by_ldso(s->alloc_stack)) consider(s->user, M_REACHABLE);
+    }
+    md_deferred_foreach(consider_root);
+    drain(M_REACHABLE);
+}
+
+struct leak_group { uint32_t stack; uint8_t direct; size_t bytes, count; };
+
+static int by_stack(const void *a, const void *b)
+{
+    const struct leak_group *x = a, *y = b;
+    if (x->direct != y->direct) return y->direct - x->direct;
+    return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+static int by_size(const void *a, const void *b)
+{
+    const struct leak_group *x = a, *y = b;
+    if (x->direct != y->direct) return y->direct - x->direct;
+    return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
+}
+
+static bool report_leaks(void)
+{
+    uint32_t n = md_heap.nslots;
+    if (n + 1 > mark_cap) {   /* kept for the next check (the internal pool never frees) */
+        mark_cap = n + 1 + n / 4;
+        mark = md_internal_alloc(mark_cap, 16);
+        work = md_internal_alloc(mark_cap * sizeof *work, 16);
+        if (!mark || !work) { mark_cap = 0; return false; }
+    }
+    memset(mark, 0, n + 1);
+    nwork = 0;
+    mark_live();
+    /* suppressed blocks, and what they keep alive */
+    size_t sup_bytes = 0, sup_blocks = 0;
+    if (md_have_suppressions()) {
+        for (uint32_t id = 1; id <= n; id++) {
+            struct md_slot *s = &md_heap.slots[id];
+            if (s->state != SLOT_LIVE || mark[id]) continue;
+            int k = suppression_of(s->alloc_stack);
+            if (k < 0) continue;
+            md_suppression_hit(k, s->size);
+            sup_bytes += s->size;
+            sup_blocks++;
+            mark[id] = M_SUPPRESSED;
+            work[nwork++] = id;
+            drain(M_SUPPRESSED);
+        }
+    }
+    /* everything still unmarked is leaked; what those reach is indirect */
+    for (uint32_t id = 1; id <= n; id++) {
+        struct md_slot *s = &md_heap.slots[id];
+        if (s->state != SLOT_LIVE || mark[id]) continue;
+        scan_range(s->user, s->user + s->size, M_INDIRECT);
+        drain(M_INDIRECT);
+    }
+    size_t nleaks = 0;
+    for (uint32_t id = 1; id <= n; id++)
+        if (md_heap.slots[id].state == SLOT_LIVE && (mark[id] == M_NONE || mark[id] == M_INDIRECT)) nleaks++;
+
+    struct md_buf buf, *b = &buf;
+    if (!nleaks) {
+        if (sup_blocks) {
+            md_report_begin(b);
+            md_print_suppressions_used(b);
+            md_put_pid_prefix(b);
+            md_puts(b, "memdbg: no unsuppressed leaks; ");
+            md_putu(b, sup_bytes);
+            md_puts(b, " byte(s) in ");
+            md_putu(b, sup_blocks);
+            md_puts(b, " allocation(s) suppressed.\n");
+            md_report_end(b);
+        }
+        return false;
+    }
+
+    struct leak_group *g = md_internal_alloc(nleaks * sizeof *g, 16);
+    if (!g) return true;
+    size_t k = 0;
+    for (uint32_t id = 1; id <= n; id++) {
+        struct md_slot *s = &md_heap.slots[id];
+        if (s->state != SLOT_LIVE || (mark[id] != M_NONE && mark[id] != M_INDIRECT)) continue;
+        g[k++] = (struct leak_group){ s->alloc_stack, mark[id] == M_NONE, s->size, 1 };
+    }
+    qsort(g, k, sizeof *g, by_stack);
+    size_t m = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (m && g[m - 1].stack == g[i].stack && g[m - 1].direct == g[i].direct) {
+            g[m - 1].bytes += g[i].bytes;
+            g[m - 1].count++;
+        } else {
+            g[m++] = g[i];
+        }
+    }
+    qsort(g, m, sizeof *g, by_size);
+
+    md_report_begin(b);
+    md_puts(b, "\n=================================================================\n");
+    md_put_pid_prefix(b);
+    md_puts(b, "ERROR: memdbg: detected memory leaks\n");
+    size_t total = 0, blocks = 0;
+    for (size_t i = 0; i < m; i++) {
+        md_puts(b, g[i].direct ? "\nDirect leak of " : "\nIndirect leak of ");
+        md_putu(b, g[i].bytes);
+        md_puts(b, " byte(s) in ");
+        md_putu(b, g[i].count);
+        md_puts(b, " object(s) allocated from:\n");
+        const uintptr_t *f;
+        int nf = md_depot_get(g[i].stack, &f);
+        md_print_stack(b, f, nf, false);
+        total += g[i].bytes;
+        blocks += g[i].count;
+    }
+    md_putc(b, '\n');
+    md_print_suppressions_used(b);
+    md_puts(b, "SUMMARY: memdbg: ");
+    md_putu(b, total);
+    md_puts(b, " byte(s) leaked in ");
+    md_putu(b, blocks);
+    md_puts(b, " allocation(s).");
+    if (sup_blocks) {
+        md_putc(b, ' ');
+        md_putu(b, sup_bytes);
+        md_puts(b, " byte(s) in ");
+        md_putu(b, sup_blocks);
+        md_puts(b, " allocation(s) suppressed.");
+    }
+    md_putc(b, '\n');
+    md_report_end(b);
+    return true;
+}
+
+static void check_live_padding(void)
+{
+    sigjmp_buf env;
+    sigset_t mask;
+    static uint32_t id;   /* survives the jump (see drain) */
+    pthread_sigmask(SIG_SETMASK, NULL, &mask);
+    id = 1;
+    if (sigsetjmp(env, 0)) {   /* a block the program made unreadable */
+        pthread_sigmask(SIG_SETMASK, &mask, NULL);
+        id++;
+    }
+    md_block_read_jmp = &env;
+    for (; id <= md_heap.nslots; id++) {
+        struct md_slot *s = &md_heap.slots[id];
+        uintptr_t bad;
+        if (s->state != SLOT_LIVE || __atomic_load_n(&s->filling, __ATOMIC_ACQUIRE) ||
+            md_check_padding(s, &bad))
+            continue;
+        /* a compact neighbour's overflow: reported with that block */
+        uintptr_t from_below;
+        if (bad < s->user && md_overflow_from_below(s, &from_below)) continue;
+        struct md_error_info e = {
+            .kind = bad >= s->user + s->size ? ERR_OVERFLOW : ERR_UNDERFLOW,
+            .addr = bad, .access = 2, .slot = s,
+            .how = "the padding next to a live block was overwritten; found at exit",
+        };
+        md_block_read_jmp = NULL;
+        md_report_error(&e);
+        md_block_read_jmp = &env;
+    }
+    md_block_read_jmp = NULL;
+}
+
+static int final_check_done;   /* __lsan_do_leak_check ran: none at exit */
+
+/* A program built for LSan may turn the check off: int __lsan_is_turned_off(void). */
+static bool turned_off(void)
+{
+    int (*off)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "__lsan_is_turned_off");
+    return off && off();
+}
+
+/* What takes ld.so's lock (dlsym) happens before the heap lock: a thread
+ * inside dlopen holds the former while it waits for the latter. */
+static void leak_prepare(void)
+{
+    md_scan_roots_prepare();
+    md_have_suppressions();
+}
+
+/* Takes the heap lock, but does not wait forever: exit() may come from a
+ * signal handler that interrupted malloc on this very thread. */
+static bool lock_for_check(void)
+{
+    /* exit() from a handler that interrupted this thread's malloc or free
+     * (a fork child's, say): the heap is half-way through a change */
+    if (md_heap_lock_mine()) return false;
+    int tries = 0;
+    while (!md_heap_trylock()) {
+        if (++tries > 2000) return false;
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, 0);
+    }
+    return true;
+}
+
+/* __lsan_do_leak_check (final) and __lsan_do_recoverable_leak_check. */
+/* The checks symbolize, which needs a large stack: exit() or
+ * __lsan_do_leak_check() may come from a thread with a 64 KiB one.  They
+ * run on memdbg's report stack; the roots scan still starts at this
+ * thread's own stack pointer, taken here after the callee-saved registers
+ * were stored in this frame (they may hold the program's only copy of a
+ * pointer, e.g. one main kept in r15 when it called exit). */
+struct exit_checks { bool padding, leaks, stats, leaked; };
+
+static void run_checks(void *arg)
+{
+    struct exit_checks *c = arg;
+    if (c->padding) check_live_padding();
+    c->leaked = c->leaks && report_leaks();
+    if (c->stats) md_print_stats();
+}
+
+static __attribute__((noinline)) bool checks_on_report_stack(bool padding, bool leaks, bool stats)
+{
+    struct exit_checks c = { padding, leaks, stats, false };
+    volatile uintptr_t regs[6];
+    uintptr_t sp;
+    MD_SPILL_REGISTERS(regs, sp);
+    md_scan_roots_set_sp(sp);
+    md_with_report_stack(run_checks, &c);
+    md_scan_roots_set_sp(0);
+    (void)regs[0];
+    return c.leaked;
+}
+
+int md_leak_check_now(bool final)
+{
+    md_ensure_init();
+    if (!md_opt.detect_leaks || final_check_done) return 0;
+    md_drain_deferred_frees();
+    md_in_runtime++;
+    if (final) final_check_done = 1;
+    leak_prepare();
+    if (!lock_for_check()) { md_in_runtime--; return 0; }
+    bool leaked = checks_on_report_stack(false, true, false);
+    if (leaked && final) {
+        fflush(0);
+        _exit(md_opt.exitcode);
+    }
+    md_heap_unlock();
+    md_in_runtime--;
+    return leaked;
+}
+
+static void at_exit(void)
+{
+    if (!md_heap.initialized) return;
+    md_drain_deferred_frees();
+    md_in_runtime++;
+    bool check_leaks = md_opt.detect_leaks && !final_check_done && !turned_off();
+    if (check_leaks) leak_prepare();
+    if (!lock_for_check()) { md_in_runtime--; return; }
+    bool leaked = checks_on_report_stack(md_opt.check_at_exit, check_leaks, md_opt.print_stats);
+    if (leaked || md_heap.errors_reported) {
+        fflush(0);
+        _exit(md_opt.exitcode);
+    }
+    md_heap_unlock();
+    md_in_runtime--;
+}
+
+/* A destructor of the preloaded library runs after the program's own
+ * destructors and atexit handlers (it was initialised first). */
+__attribute__((destructor)) static void md_destructor(void)
+{
+    at_exit();
+}

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+/* Start-up (init.c) and fork (fork.c). */
+#ifndef MEMDBG_LIFECYCLE_H
+#define MEMDBG_LIFECYCLE_H
+
+#include "report/report.h"
+
+void md_ensure_init(void) MEMDBG_HIDDEN;   /* the runtime is initialised on return */
+void md_fork_init(void) MEMDBG_HIDDEN;
+/* fork child: fn(may_lock) after the heap is the child's (fork.c) */
+void md_fork_set_caches_child(void (*fn)(bool may_lock)) MEMDBG_HIDDEN;
+
+#endif

@@ -1,0 +1,87 @@
+/* SIGSEGV handler: turns a fault on a guard page of the arena into a report.
+ * Async-signal-safe by construction: no stdio, no locks that user code can
+ * hold, no debugged-heap memory (see report.c).  Everything else (faults
+ * outside the arena, signals sent with kill/raise/sigqueue) goes to the
+ * program's own disposition as the kernel would deliver it (signals.c). */
+
+#include "report/report.h"
+#include "signals.h"
+#include <signal.h>
+#include <string.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+/* A heap fault, reported on memdbg's own stack (md_with_report_stack):
+ * the handler itself may be on a 16 KiB sigaltstack or a thread's small
+ * stack, so nothing larger than a few words happens before the switch. */
+struct fault { siginfo_t *si; ucontext_t *uc; };
+
+static void report_fault(void *arg)
+{
+    const struct fault *f = arg;
+    uintptr_t addr = (uintptr_t)f->si->si_addr;
+    struct md_error_info e;
+    memset(&e, 0, sizeof e);
+    e.addr = addr;
+#if defined(__x86_64__)
+    const ucontext_t *uc = f->uc;
+    e.access = (uc->uc_mcontext.gregs[REG_ERR] & 2) ? 2 : 1;
+    e.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    e.sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    e.bp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+    e.access_size = md_decode_access_size((const unsigned char *)e.pc);
+#endif
+    uintptr_t frames[MD_MAX_FRAMES];
+    int depth = md_opt.malloc_context_size > 8 ? md_opt.malloc_context_size : 8;
+    e.nframes = md_capture_stack_from_ucontext(f->uc, frames, depth);
+    e.frames = frames;
+
+    struct md_slot *s = md_slot_of_addr(addr);
+    e.slot = s && s->state != SLOT_UNUSED ? s : 0;
+    if (!e.slot) {
+        e.kind = ERR_UNKNOWN_CRASH;
+    } else if (s->state == SLOT_LIVE) {
+        e.kind = addr < s->user ? ERR_UNDERFLOW : ERR_OVERFLOW;
+    } else if (addr >= s->user && addr < s->user + s->size) {
+        e.kind = ERR_UAF;
+    } else if (s->state == SLOT_FREE && s->size == 0 && s->user == 0) {
+        e.kind = ERR_UNKNOWN_CRASH;   /* a slot that never held a block */
+        e.slot = 0;
+    } else {
+        /* next to a freed block: still a use of freed memory's neighbourhood */
+        e.kind = addr < s->user ? ERR_UNDERFLOW : ERR_OVERFLOW;
+        if (addr - s->user < s->size + MD_PAGE && addr >= s->user) e.kind = ERR_UAF;
+    }
+    md_report_error(&e);
+    md_error_finish(true);
+}
+
+static void on_segv(int sig, siginfo_t *si, void *ucv)
+{
+    uintptr_t addr = (uintptr_t)si->si_addr;
+    bool sent = si->si_code <= 0;   /* raise, kill, sigqueue: never a heap access */
+    if (!sent && md_block_read_jmp && md_in_arena(addr)) siglongjmp(*md_block_read_jmp, 1);
+    if (!sent && md_in_report()) {
+        /* memdbg's own report faulted: keep what it printed, say so, stop */
+        uintptr_t pc = 0;
+#if defined(__x86_64__)
+        pc = (uintptr_t)((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RIP];
+#endif
+        md_report_fault_in_report(addr, pc);
+    }
+    if (sent || !md_heap.initialized || !md_in_arena(addr)) {
+        md_segv_chain(sig, si, ucv);
+        return;
+    }
+    md_in_runtime++;
+    struct fault f = { si, ucv };
+    md_with_report_stack(report_fault, &f);
+}
+
+void md_fault_init(void)
+{
+    md_report_init();
+    md_signals_install(on_segv);
+    /* a child forked while another thread was reporting can report too */
+    pthread_atfork(0, 0, md_report_fork_child);
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* Error reports, the SIGSEGV handler, the program's signals, memdbg's
+ * own stack for reports, and the statistics. */
+#ifndef MEMDBG_REPORT_H
+#define MEMDBG_REPORT_H
+
+#include "core/core.h"
+#include "stack/stack.h"
+
+/* ---- reports (report.c) and the SIGSEGV handler (fault.c) ---- */
+enum md_error {
+    ERR_OVERFLOW, ERR_UNDERFLOW, ERR_UAF, ERR_DOUBLE_FREE, ERR_BAD_FREE,
+    ERR_MISMATCH, ERR_UNKNOWN_CRASH,
+};
+struct md_error_info {
+    int kind;
+    uintptr_t addr;
+    int access;                 /* 0 unknown, 1 READ, 2 WRITE */
+    int access_size;            /* 0 unknown */
+    const char *how;            /* extra line, e.g. "detected at free()" */
+    const uintptr_t *frames; int nframes;  /* current stack */
+    struct md_slot *slot;       /* the block it is about (may be NULL) */
+    int alloc_kind, dealloc_kind;  /* for mismatch */
+    uintptr_t pc, sp, bp;
+};
+void md_report_error(const struct md_error_info *e) MEMDBG_HIDDEN;
+void md_error_finish(bool fatal) MEMDBG_HIDDEN;   /* exit/abort per options */
+void md_fault_init(void) MEMDBG_HIDDEN;
+
+/* One report: md_report_begin takes the report lock and a buffer on the
+ * report fd, md_put_pid_prefix writes "==PID==", md_report_end flushes. */
+void md_report_begin(struct md_buf *b) MEMDBG_HIDDEN;
+void md_report_end(struct md_buf *b) MEMDBG_HIDDEN;
+void md_put_pid_prefix(struct md_buf *b) MEMDBG_HIDDEN;
+void md_print_stats(void) MEMDBG_HIDDEN;            /* print_stats=1, at exit (stats.c) */
+
+/* ---- reports on memdbg's own stack; fork (altstack.c, report.c) ---- */
+void md_report_init(void) MEMDBG_HIDDEN;           /* report buffer and stack, at start */
+void md_report_stack_init(void) MEMDBG_HIDDEN;
+uintptr_t md_report_stack_top(void) MEMDBG_HIDDEN;  /* 0: none */
+bool md_on_report_stack(uintptr_t sp) MEMDBG_HIDDEN;
+void md_call_on_stack(void (*fn)(void *), void *arg, uintptr_t top) MEMDBG_HIDDEN;
+/* fn(arg) on memdbg's large report stack, holding the report lock, with the
+ * program's asynchronous signals blocked; a plain call when this thread is
+ * already in a report.  For anything that unwinds or symbolizes. */
+void md_with_report_stack(void (*fn)(void *), void *arg) MEMDBG_HIDDEN;
+/* A fault inside a report: flush it, say so, finish as for an error. */
+void md_report_fault_in_report(uintptr_t addr, uintptr_t pc) MEMDBG_HIDDEN __attribute__((noreturn));
+/* Child side of fork(): frees the report lock (and the signal table's
+ * lock) that a thread of the parent, absent in the child, may hold.
+ * Idempotent; registered with pthread_atfork by md_fault_init. */
+void md_report_fork_child(void) MEMDBG_HIDDEN;
+
+#endif

@@ -1,0 +1,43 @@
+/* Symbolization of one module address with elfutils, shared by the
+ * library's reports (symbolize.c) and the offline symbolizer
+ * (cli/symbolize_main.c), so both print the same frames.  Depends on
+ * nothing else in memdbg: output goes through a callback, numbers are
+ * formatted here, no stdio. */
+#ifndef MEMDBG_SYMCORE_H
+#define MEMDBG_SYMCORE_H
+
+#include <elfutils/libdwfl.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct md_sym_out {
+    void (*write)(void *ctx, const char *s, size_t n);
+    void *ctx;
+};
+
+/* The debug information of the module file at path, reported at bias 0
+ * so that addresses are module offsets (NULL: the file cannot be read). */
+Dwfl *md_sym_open(const char *path) __attribute__((visibility("hidden")));
+
+/* Writes the frame lines of the address at offset in module (path as in
+ * the report; NULL: unknown), one line per inline level, innermost
+ * first, numbered from no on as AddressSanitizer does:
+ *     "    #N 0xPC in FUNCTION FILE:LINE\n"
+ *     "    #N 0xPC in FUNCTION (MODULE+0xOFFSET)\n"   (no line information)
+ *     "    #N 0xPC  (MODULE+0xOFFSET)\n"              (no symbol; symbolize=0)
+ *     "    #N 0xPC  (<unknown module>)\n"
+ * d may be NULL (no symbolization).  Returns the number of lines. */
+int md_sym_frame_lines(const struct md_sym_out *o, Dwfl *d, const char *module, uint64_t offset,
+                       uint64_t pc, int no) __attribute__((visibility("hidden")));
+
+/* The innermost frame's location alone ("in FUNCTION FILE:LINE", or the
+ * module form above), for SUMMARY lines. */
+void md_sym_location(const struct md_sym_out *o, Dwfl *d, const char *module, uint64_t offset)
+    __attribute__((visibility("hidden")));
+
+/* Parses "(MODULE+0xOFFSET)" ending at s[len-1]; returns where "(" is, or
+ * NULL.  The module part is [*mod, *mod + *modlen). */
+const char *md_sym_parse_module_location(const char *s, size_t len, const char **mod, size_t *modlen,
+                                         uint64_t *offset) __attribute__((visibility("hidden")));
+
+#endif

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* Kernel interfaces that know nothing of the heap: descriptors,
+ * /proc/self/maps, madvise over many ranges, x86 instruction decoding. */
+#ifndef MEMDBG_SYS_H
+#define MEMDBG_SYS_H
+
+#include "base/base.h"
+
+/* ---- descriptors (fd.c), /proc/self/maps (proc_maps.c) ---- */
+/* VMAs of /proc/self/maps overlapping [start, end), or all if both are 0. */
+int md_count_vmas(uintptr_t start, uintptr_t end) MEMDBG_HIDDEN;
+int md_memfd(const char *name) MEMDBG_HIDDEN;   /* at a high number, close-on-exec */
+void md_fd_identity(int fd, uint64_t *dev, uint64_t *ino) MEMDBG_HIDDEN;
+bool md_fd_is(int fd, uint64_t dev, uint64_t ino) MEMDBG_HIDDEN; /* still that file? */
+
+/* ---- many ranges per kernel entry (madvise_vec.c) ---- */
+struct iovec;
+/* madvise(advice) over n ranges, through process_madvise when the kernel
+ * takes it; ok[i] (may be NULL) per range.  Returns the failed count. */
+size_t md_madvise_ranges(const struct iovec *iov, size_t n, int advice, bool *ok) MEMDBG_HIDDEN;
+/* Whether md_madvise_ranges(advice) may still use one call for many
+ * ranges (false once the kernel refused it). */
+bool md_madvise_vectored(int advice) MEMDBG_HIDDEN;
+
+/* ---- the faulting instruction (x86_access.c) ---- */
+/* Width of the access at pc, 0 if not recognised. */
+int md_decode_access_size(const unsigned char *pc) MEMDBG_HIDDEN;
+
+#endif
