@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench, real programs (issue 12): allocation-heavy programs from
+# make bench, real programs: allocation-heavy programs from
 # Debian packages, each run plain, under memdbg (each backend the kernel
 # offers), valgrind memcheck, Electric Fence and DUMA, one after the other
 # in the same run; per run: CPU time (user+sys of the whole process tree),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Check that every commit of the kernel series builds, boots and passes
-# the tests that exist at that point (issue 9 item 11).
+# the tests that exist at that point.
 #
 #   bisect-check.sh [--from N] [--to N] [--info] [--timeout SECONDS] | --list
 #

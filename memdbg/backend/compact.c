@@ -1,4 +1,4 @@
-/* Compact mode of the nonlinear backend (compact=1, issue 12): small
+/* Compact mode of the nonlinear backend (compact=1): small
  * blocks share file pages.  A file page is cut into chunks of one size
  * class; each block gets a chunk, seen through a virtual page of its own
  * that is followed by a guard page (a 2-page slot, as any small block).

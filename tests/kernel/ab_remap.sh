@@ -1,6 +1,6 @@
 #!/bin/bash
 # ab_remap.sh: what remap_file_pages() costs on two or more kernels, side
-# by side (issue 11's "remap cost per page before/after" figure).
+# by side (the "remap cost per page before/after" figure).
 #
 # Boots each kernel in turn, ROUNDS rounds alternating (so that load on
 # the host hits every kernel alike), runs bench_remap's time mode in the

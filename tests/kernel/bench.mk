@@ -1,8 +1,8 @@
 # The kernel benchmarks, run in the guests by tests/kernel/bench.sh:
-# bench_remap (issue 3: remap_file_pages() against mmap/mprotect per page),
-# bench_guard (issue 4: a guard page by MAP_CHGPROT, mprotect or
-# munmap+mmap), bench_rmap (issue 11: reclaim, migration and truncation
-# of nonlinear against linear mappings) and bench_memcg_heap (issue 11's
+# bench_remap (remap_file_pages() against mmap/mprotect per page),
+# bench_guard (a guard page by MAP_CHGPROT, mprotect or
+# munmap+mmap), bench_rmap (reclaim, migration and truncation
+# of nonlinear against linear mappings) and bench_memcg_heap (the
 # memcg row: a heap of live blocks under memdbg, run by bench_memcg.sh).  Not *_test programs:
 # tests/kernel/run.sh does not run them.  Included from tests/tests.mk.
 BENCH_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g -D_GNU_SOURCE

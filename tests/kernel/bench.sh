@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # The kernel benchmarks in the patched and the stock guest, one after the
 # other:
-#   remap  (issue 3) build/tests/kernel/bench_remap's table for each kernel
+#   remap  build/tests/kernel/bench_remap's table for each kernel
 #          (labelled with its uname -r), then the stock/patched ratio of the
 #          per-page remap cost; the goal is a ratio of at least 10 and a VMA
 #          count of 1 on the patched kernel;
-#   guard  (issue 4) build/tests/kernel/bench_guard in the same patched
+#   guard  build/tests/kernel/bench_guard in the same patched
 #          guest run: ns per guard page installed and removed by MAP_CHGPROT,
 #          mprotect and munmap+mmap, with VMA counts and the vm_area_struct
 #          slab; first at the default vm.max_map_count, then, for the sizes
 #          that need more VMAs than it allows, with it raised (--max-map);
-#   memcg  (issue 11) tests/kernel/bench_memcg.sh in its own patched guest
+#   memcg  tests/kernel/bench_memcg.sh in its own patched guest
 #          (--memcg-mem MiB, default 3072; 3 GiB swap): memdbg holding
 #          --memcg-blocks live blocks (default 300000) under a memory.max of
 #          a quarter of its RSS, nonlinear backend against mprotect.
@@ -98,7 +98,7 @@ done
 
 # The memcg row: one patched guest of its own (it needs the memory).
 if want_part memcg && [[ " $kernels " == *" patched "* ]]; then
-	echo "== memcg row (issue 11): patched kernel, $memcg_blocks live blocks under memdbg"
+	echo "== memcg row: patched kernel, $memcg_blocks live blocks under memdbg"
 	if ! kernel/scripts/vm-run.sh --kernel patched --timeout "${VM_MEMCG_TIMEOUT:-4500}" \
 		--mem "$memcg_mem" --swap 3072 -- \
 		tests/kernel/bench_memcg.sh --build "$build" --blocks "$memcg_blocks" | tee "$tmp/memcg.out"; then

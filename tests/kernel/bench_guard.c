@@ -2,7 +2,7 @@
 /*
  * bench_guard: what a guard page costs, installed and removed, three ways,
  * with G guards on every other page of one large shared memfd mapping
- * (2G + 1 pages; issue 4's benchmark):
+ * (2G + 1 pages; the benchmark):
  *
  *   chgprot   remap_file_pages(page, PROT_NONE, pgoff, MAP_CHGPROT) to
  *             install, the same with the VMA's PROT_READ|PROT_WRITE (and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 11's memcg row, run INSIDE a patched guest (tests/kernel/bench.sh
+# The memcg row, run INSIDE a patched guest (tests/kernel/bench.sh
 # --parts memcg boots one): memdbg holding BLOCKS live blocks
 # (build/tests/kernel/bench_memcg_heap) under a cgroup2 memory.max of a
 # quarter of its RSS, with swap, on the nonlinear backend (one VMA) and on

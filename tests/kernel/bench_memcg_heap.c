@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bench_memcg_heap: a heap of many live blocks for issue 11's memcg row,
+ * bench_memcg_heap: a heap of many live blocks for the memcg row,
  * run under LD_PRELOAD=libmemdbg.so by tests/kernel/bench_memcg.sh.
  *
  *   allocate  N blocks of 16..512 bytes, each filled with a pattern of its

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bench_remap: what it costs to rearrange the pages of a shared memfd
- * mapping, per page, four ways (issue 3's benchmark):
+ * mapping, per page, four ways (the benchmark):
  *
  *   remap     remap_file_pages() of one page per call, reverse order, with
  *             MAP_NONBLOCK (offsets only: nonlinear ptes, or one VMA per

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bench_rmap: the reverse map of nonlinear mappings against linear ones
- * (issue 11's figures), in one guest run:
+ * (the figures), in one guest run:
  *
  *   pageout   MADV_PAGEOUT of K pages spread evenly over an M-page mapping
  *             of a memfd, one call per page (each runs one rmap walk and

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Guard pages of nonlinear shmem mappings (MAP_CHGPROT, issue 4) against
+ * Guard pages of nonlinear shmem mappings (MAP_CHGPROT) against
  * everything else the kernel does to a mapping.  The case list follows the
  * guard-regions selftest of Linux 6.13+ (MADV_GUARD_INSTALL), adapted to
  * remap_file_pages(..., PROT_NONE, pgoff, MAP_CHGPROT):

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Fault-around in nonlinear VMAs (issue 9, item 8): a fault on a none pte
+ * Fault-around in nonlinear VMAs: a fault on a none pte
  * of a nonlinear VMA is a fault on the linear page and maps its cached
  * neighbours at their none ptes, as in a linear VMA (the series turned
  * fault-around off for every fault of a nonlinear VMA); neighbours that

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Memory failure in nonlinear mappings (issue 9, item 7).  A poisoned
+ * Memory failure in nonlinear mappings.  A poisoned
  * file page shown at a nonlinear address must:
  *   - be reported there: the SIGBUS of MADV_HWPOISON (BUS_MCEERR_AR for
  *     the caller, BUS_MCEERR_AO for an early-kill process) and of a later

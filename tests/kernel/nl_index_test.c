@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The life cycle of the nonlinear reverse index (issue 11, kernel patches
+ * The life cycle of the nonlinear reverse index (kernel patches
  * "mm: index nonlinear ptes by file offset" and the next): rmap walks and
  * truncation find a nonlinear page through an index keyed by file offset,
  * kept per vma (shared by the halves of a split and by mremap() copies,

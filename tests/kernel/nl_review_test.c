@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Issue 9 (review of the nonlinear series): each test here failed, hung
+ * Review of the nonlinear series: each test here failed, hung
  * or was slow on the series before the fix it names, and checks the
  * fixed behaviour:
  *   - offsets a nonlinear entry may not hold safely (L1TF) or at all fall

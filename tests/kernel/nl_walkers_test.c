@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Walkers that act on the file offsets a nonlinear range shows (issue 9,
- * item 8): smaps Swap, MADV_WILLNEED swap-in readahead and mbind() must
+ * Walkers that act on the file offsets a nonlinear range shows:
+ * smaps Swap, MADV_WILLNEED swap-in readahead and mbind() must
  * use the offsets the range's entries and pages name (and the linear
  * offset of its none ptes), not the range's linear offsets.
  *

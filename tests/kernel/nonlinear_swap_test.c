@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Swappable nonlinear ptes (issue 3, A1 point 2): when reclaim unmaps a
+ * Swappable nonlinear ptes (A1 point 2): when reclaim unmaps a
  * nonlinearly mapped shmem page, the pte keeps its file offset and the next
  * fault brings back that page.  Pages are pushed out by MADV_PAGEOUT and by
  * real memory pressure (a memory cgroup whose memory.max is below the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Nonlinear remap_file_pages() on shmem (issue 3): remaps rearrange pages
+ * Nonlinear remap_file_pages() on shmem: remaps rearrange pages
  * through page tables only, the mapping stays one VMA marked "nl", and
  * every page-table walker keeps the layout.  Each file page carries its
  * offset (nonlinear_util.h) and every page is checked after each step.

@@ -189,12 +189,12 @@ for n in "${names[@]}"; do
     k=${n//-/_}; k=${k//\//_}
     v=NS_${k}_10000; vc=CPU_${k}_10000
     if [ -n "${!v:-}" ] && [ -n "${NS_efence_10000:-}" ] && [ -n "${NS_duma_10000:-}" ]; then
-        echo "# at 10k live blocks $n: $(( NS_efence_10000 / ${!v} ))x (wall) / $(( CPU_efence_10000 / ${!vc} ))x (cpu) faster than Electric Fence, $(( NS_duma_10000 / ${!v} ))x / $(( CPU_duma_10000 / ${!vc} ))x than DUMA${NS_valgrind_10000:+, $(awk -v a="$NS_valgrind_10000" -v b="${!v}" 'BEGIN { printf "%.2f", a / b }')x (wall) than valgrind memcheck} (issue 12's goal: 50x)"
+        echo "# at 10k live blocks $n: $(( NS_efence_10000 / ${!v} ))x (wall) / $(( CPU_efence_10000 / ${!vc} ))x (cpu) faster than Electric Fence, $(( NS_duma_10000 / ${!v} ))x / $(( CPU_duma_10000 / ${!vc} ))x than DUMA${NS_valgrind_10000:+, $(awk -v a="$NS_valgrind_10000" -v b="${!v}" 'BEGIN { printf "%.2f", a / b }')x (wall) than valgrind memcheck} (goal: 50x)"
     fi
 done
 
 # Scaling: pairs per second of 2 threads against one thread's, same options
-# (issue 12's goal: at least 1.5x).
+# (goal: at least 1.5x).
 for n in "${names[@]}"; do
     case "$n" in memdbg-*/2threads) ;; *) continue ;; esac
     base=${n%/2threads}
@@ -202,7 +202,7 @@ for n in "${names[@]}"; do
         k2=${n//-/_}; k2=PPS_${k2//\//_}_$live
         k1=${base//-/_}; k1=PPS_${k1//\//_}_$live
         [ "${!k2:-0}" -gt 0 ] && [ "${!k1:-0}" -gt 0 ] || continue
-        echo "# $live live blocks: $n $(awk -v a="${!k2}" -v b="${!k1}" 'BEGIN { printf "%.2f", a / b }')x the pairs/s of $base (issue 12's goal: >= 1.5x)"
+        echo "# $live live blocks: $n $(awk -v a="${!k2}" -v b="${!k1}" 'BEGIN { printf "%.2f", a / b }')x the pairs/s of $base (goal: >= 1.5x)"
     done
 done
 
@@ -240,11 +240,11 @@ if [ "$ROUNDS" -gt 0 ] && [ ${#backends[@]} -gt 0 ] && [ -n "$EFENCE" ] && [ -n 
     done
     med() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
     least() { printf '%s\n' "$@" | sort -n | head -n 1; }
-    # issue 12's goal holds when every round reaches it: the minimum too
+    # the goal holds when every round reaches it: the minimum too
     for v in "${variants[@]}"; do
         [ -n "${ratios_e[$v]:-}" ] || continue
         set -- ${ratios_e[$v]}; n=$#; me=$(med "$@"); le=$(least "$@")
         set -- ${ratios_d[$v]}
-        echo "# median of $n rounds: $v ${me}x faster than Electric Fence (lowest round ${le}x), $(med "$@")x than DUMA (lowest $(least "$@")x) (issue 12's goal: >= 50x than Electric Fence at 10k live blocks, every round)"
+        echo "# median of $n rounds: $v ${me}x faster than Electric Fence (lowest round ${le}x), $(med "$@")x than DUMA (lowest $(least "$@")x) (goal: >= 50x than Electric Fence at 10k live blocks, every round)"
     done
 fi

@@ -300,7 +300,7 @@ t_recycle_pages() {   # freed small pages kept for the slot's next block
         [ -n "$kb" ] && [ "$kb" -lt 131072 ] || fail "$o: RSS ${kb} KiB" || return 1
     done
 }
-# fork latency (issue 10 item 5): the guard arena is private anonymous
+# fork latency: the guard arena is private anonymous
 # memory, so fork costs what the kernel's page-table copy of its pages
 # costs: compare with a program built without memdbg that has the same
 # resident pages and guard markers (fork_pages ... marker).  The landed code
@@ -381,7 +381,7 @@ unwind_counts() {
     F=$(sed -n 's/.*fstat=\([0-9]*\).*/\1/p' "$OUT")
     M=$(sed -n 's/.*sigprocmask=\([0-9]*\).*/\1/p' "$OUT")
 }
-t_unwind_no_syscalls() {   # steady-state captures: no fstat, no rt_sigprocmask (issue 12)
+t_unwind_no_syscalls() {   # steady-state captures: no fstat, no rt_sigprocmask
     unwind_counts raw || return 1
     echo "#   no handler known to memdbg: 2000 pairs, 4000 unwinds: $F fstat, $M rt_sigprocmask (before: 8008 in all)"
     [ $((F + M)) -lt 200 ] || fail "$F fstat + $M rt_sigprocmask calls for 2000 unwinding pairs"
@@ -860,7 +860,7 @@ if [ "$ACTUAL" != nonlinear ]; then
     tap "nonlinear logic (emulated): realloc moves pages" t_nlemu_realloc_pages
     tap "nonlinear logic (emulated): fork, alignment" t_nlemu_fork
 fi
-# ------------------------------------------ issue 12: compact mode (nonlinear)
+# ------------------------------------------ compact mode (nonlinear)
 # Small blocks share file pages, each seen through its own virtual page.
 CP="compact=1"
 t_compact_share() {   # the second block's bytes show through the first one's page

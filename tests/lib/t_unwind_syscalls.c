@@ -1,4 +1,4 @@
-/* Stack capture makes no system call in the steady state (issue 12).
+/* Stack capture makes no system call in the steady state.
  * Allocations go through one wrapper called from two callers at the same
  * depth, alternately, and the runner turns the memo off (stack_memo=0;
  * the memo, stackmemo.c, would serve both callers' stacks), so every
