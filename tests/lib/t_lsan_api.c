@@ -29,7 +29,7 @@
 // RUN: %memdbg %t enable
 // EXIT: 0
 // CHECK-OUT: done
-// CHECK: WARNING: unmatched call to __lsan_enable
+// CHECK: ^==[0-9]+==WARNING: memdbg: unmatched call to __lsan_enable
 //
 // The recoverable check twice, then the final one ends the program.
 // TEST: __lsan_do_recoverable_leak_check, __lsan_do_leak_check
