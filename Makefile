@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # memdbg: page-guard memory debugger and the nonlinear remap_file_pages()
 # kernel feature behind it.  See README.md.
 #

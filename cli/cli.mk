@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The memdbg command and its helpers, man pages, make install/uninstall.
 # Included from the top-level Makefile (paths relative to the repository).
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # VMAs of a /proc/PID/maps copy by kind, for `memdbg maps`.
 #   awk -v lo=0xHEAPSTART -v hi=0xHEAPEND -v exe=/path/of/program -v raw=0|1 -f maps-kinds.awk MAPS
 # raw=1 prints "vmas_KIND=N" and "kb_KIND=N" lines; otherwise a small table.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # memdbg: the command-line front end of libmemdbg.so (see memdbg(1)).
 #   memdbg run|vm|maps|compare|symbolize ... ; memdbg --version ; memdbg --help
 # The build (cli/cli.mk) and make install fill in the @...@ values.

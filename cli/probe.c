@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* memdbg-probe: the measuring half of `memdbg maps` and `memdbg compare`
  * (the memdbg command is a shell script; this is what it cannot do in sh).
  *

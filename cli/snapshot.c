@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Snapshot of a process: its /proc/PID/maps, RSS, and, when libmemdbg.so is
  * loaded, the heap counters the library exports through memdbg_stats
  * (memdbg/stats_export.h), read with /proc/PID/mem.  Nothing is written to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Snapshots of a process's memory map and of memdbg's heap counters, for
  * memdbg-probe (the helper behind `memdbg maps` and `memdbg compare`). */
 #ifndef MEMDBG_CLI_SNAPSHOT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* memdbg-symbolize: symbolizes a memdbg (or AddressSanitizer) report
  * written with symbolize=0.  Reads the report on stdin and writes it on
  * stdout with every frame that ends in "(MODULE+0xOFFSET)" replaced by

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # make demo: the stock 6.12 kernel next to memdbg's patched one.
 #
 # 1. remap_file_pages() VMA counts: build/examples/remap_reverse remaps N
@@ -167,8 +168,8 @@ if [ -x "$md" ] && [ -x "$uaf" ]; then
 	echo
 	echo "\$ $md run -- $uaf"
 	"$md" run -- "$uaf" 2>&1
-	echo "(exit status $?: memdbg's report names the read at uaf.c:33, the realloc that freed the"
-	echo " table at uaf.c:20 called from line 32, and the one that made it, called from line 29)"
+	echo "(exit status $?: memdbg's report names the read at uaf.c:34, the realloc that freed the"
+	echo " table at uaf.c:21 called from line 33, and the one that made it, called from line 30)"
 	if [ -x "$build/memdbg-symbolize" ]; then
 		echo
 		echo "The same report written without symbols (symbolize=0: module+offset per frame),"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A small program with one heap bug per mode, to try libmemdbg.so:
  *   build/memdbg run -- build/examples/demo_bugs uaf     (make builds it)
  * Modes: overflow, underflow, uaf, double-free, leak, ok. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uaf: a use-after-free as it happens in real code, for `make demo` and the
  * README.  A table of names grows with realloc(); the caller kept a pointer
  * to an entry from before the table moved, and reads through it.  glibc

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # memdbg library fragment, included from the top-level Makefile (paths are
 # relative to the repository root).  Targets: lib, lib-tests, lib-bench.
 BUILD ?= build

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // C++ operator new/delete in every form, so that new[]/free and new/delete[]
 // mismatches are seen: each form records or checks its allocation kind.
 #include <new>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The C allocation API of libmemdbg.so.  Each entry point only checks its
  * arguments (errno and return values as glibc documents them) and calls the
  * allocator in memdbg/alloc/heap.c.  No dlsym: memdbg never calls the libc

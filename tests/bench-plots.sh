@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # make bench, plots: PNGs drawn with gnuplot from measured runs.
 #
 #   vmas.png     lines of /proc/PID/maps and VMAs holding allocator memory at

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # make bench, real programs: allocation-heavy programs from
 # Debian packages, each run plain, under memdbg (each backend the kernel
 # offers), valgrind memcheck, Electric Fence and DUMA, one after the other

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # make bench: every benchmark, figures only (no pass/fail).  The output is
 # also kept in build/bench/.
 #   kernel: tests/kernel/bench.sh boots the patched and the stock guest and

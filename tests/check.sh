@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Run every test suite, on the host and in guests, and count the results.
 # Each suite prints TAP (ok / not ok / # SKIP lines); this script keeps each
 # suite's output in build/test-results/<suite>.tap, shows it as it runs and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Install the Debian packages memdbg needs, non-interactively and only when
 # something is missing (make deps; make check and make demo call it).
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Test programs, built on the host (the guest runs the host's binaries).
 # Kernel tests are C files tests/kernel/*_test.c in the kselftest harness
 # style; they include kselftest_harness.h from the extracted 6.12 tree.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Turn docs/remap_file_pages.2.md into the troff page docs/man/remap_file_pages.2.
 
 The markdown page is the one the kernel work keeps up to date; this keeps

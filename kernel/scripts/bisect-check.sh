@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Check that every commit of the kernel series builds, boots and passes
 # the tests that exist at that point.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Build a memdbg guest kernel from Debian's linux-source-6.12 tarball.
 #
 #   build-kernel.sh patched|stock|debug [more flavours...]

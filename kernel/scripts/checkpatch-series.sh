@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Run the kernel's scripts/checkpatch.pl --strict over every patch in
 # kernel/series; exit 1 if any patch has an error, warning or check.
 set -euo pipefail

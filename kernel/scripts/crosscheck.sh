@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Cross-build the parts of the patched kernel the series touches (mm/ with
 # the remap_file_pages() syscall, fs/proc/) for other architectures, to
 # catch what an x86-only build hides: a uapi flag missing from an

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Save the commits of build/kernel/linux's "patched" branch (on top of
 # "pristine") as kernel/patches/NNNN-*.patch and rewrite kernel/series.
 # The usual loop: edit and commit in build/kernel/linux (branch patched),

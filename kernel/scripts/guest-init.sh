@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # PID 1 of a memdbg guest (see vm-run.sh).  The root filesystem is the
 # host's, read-only over virtio-9p; the run's files (command, working
 # directory, environment, and the stdout/stderr/status written back) live

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Run a shell command inside a QEMU guest booted on a memdbg kernel.
 #
 #   vm-run.sh [options] [--] 'shell command'

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Frees that arrive while this thread is inside memdbg (md_in_runtime set):
  * a signal handler that interrupted malloc or free, the background thread.
  * They cannot run there (the heap lock may be held by this very thread), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The allocator proper: places each block against its guard page, fills
  * the padding (core/padding.c checks it), and moves freed blocks through
  * the quarantine.  One lock protects the arena; stacks are captured

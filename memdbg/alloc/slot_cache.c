@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Per-thread caches of ready slots, and deferred guards.
  *
  * malloc of a small block (1..CACHED_PAGES data pages) takes a slot from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Compact mode of the nonlinear backend (compact=1): small
  * blocks share file pages.  A file page is cut into chunks of one size
  * class; each block gets a chunk, seen through a virtual page of its own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Compact mode of the nonlinear backend (compact.c). */
 #ifndef MEMDBG_COMPACT_H
 #define MEMDBG_COMPACT_H

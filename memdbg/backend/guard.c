@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* guard backend: stock Linux >= 6.13.  The arena is ONE private anonymous
  * VMA; guard pages are MADV_GUARD_INSTALL markers in the page tables, which
  * do not split VMAs.  No descriptor: nothing the program can close or

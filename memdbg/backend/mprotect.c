@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mprotect backend: any kernel.  The arena is a private anonymous mapping,
  * PROT_NONE, and each live block's data pages are mprotect'ed read/write,
  * which splits the VMA: about two VMAs per live block.  Freed memory goes

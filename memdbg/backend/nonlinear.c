@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nonlinear backend: our patched kernel.  The heap is one VMA; every page of
  * it is either a guard (PROT_NONE, no memory) or a file page mapped there
  * with remap_file_pages(..., MAP_CHGPROT).  Physical file pages are kept in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ABI of the patched kernel's nonlinear remap_file_pages (kernel/ series,
  * patch 9: include/uapi/asm-generic/mman-common.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pool of the heap file's pages for the nonlinear backend.  Only the file
  * pages of live blocks are in use; a freed block's pages come back here at
  * once (its addresses stay guards in the quarantine) and serve the next

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* File-page pool of the nonlinear backend (nonlinear_pool.c). */
 #ifndef MEMDBG_NONLINEAR_POOL_H
 #define MEMDBG_NONLINEAR_POOL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Backend detection.  All three probes run every time, whichever backend is
  * asked for, so the startup line can say why each one is or isn't usable. */
 #include "backend/backend.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Memory for memdbg itself, never taken from the debugged heap.
  *
  * md_reserve(): large lazily-backed regions (slot table, page map, stack

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Formatting for reports: a fixed buffer that is flushed with write(2).  Used
  * from the SIGSEGV handler, so: no stdio, no malloc, no locks. */
 #include "base/base.h"

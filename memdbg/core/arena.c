@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The arena: one virtual range (a private anonymous mapping, or the heap
  * memfd for the nonlinear backend), carved into slots.  A slot is a run of
  * pages holding one block's data pages plus its guard page; its capacity is

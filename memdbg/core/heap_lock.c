@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The heap lock's slow paths (the fast paths are inline in core/core.h).
  *
  * The lock word holds the owner's token (core/core.h), or 0, plus

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* FIFO quarantine of address space.  A freed block's pages are already
  * guards and its memory already released (see the backends); what the
  * quarantine holds back is the *address range*, so a dangling pointer keeps

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Roots of the leak scan, as LeakSanitizer takes them: the writable
  * segments of the loaded objects (.data, .bss, relro), every thread's stack
  * from its stack pointer up (static TLS and the thread descriptor sit at the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Exit-time work: padding check of live blocks, LeakSanitizer-style leak
  * report, print_stats (report/stats.c).
  *

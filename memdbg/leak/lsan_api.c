@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The LeakSanitizer interface (sanitizer/lsan_interface.h), exported from
  * libmemdbg.so so that programs written for LSan work unchanged: they
  * declare these functions themselves (often weak) and call them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* LeakSanitizer-style suppressions: `suppressions=FILE` (and the text a
  * program's own __lsan_default_suppressions() returns) holds lines
  * `leak:PATTERN`; `#` starts a comment.  A leak is suppressed when PATTERN

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fork().  With the guard and mprotect backends the arena is a private
  * anonymous mapping: the kernel gives the child a copy-on-write copy (guard
  * markers and protections included), and there is nothing to do but reset

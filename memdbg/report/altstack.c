@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* memdbg's own stack for reports.  A report unwinds (libunwind), reads
  * DWARF (libdwfl) and demangles: tens to hundreds of KiB of stack, more
  * than a 16 or 64 KiB sigaltstack (Python's faulthandler, Rust runtimes,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SIGSEGV handler: turns a fault on a guard page of the arena into a report.
  * Async-signal-safe by construction: no stdio, no locks that user code can
  * hold, no debugged-heap memory (see report.c).  Everything else (faults

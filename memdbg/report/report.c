@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Error reports in AddressSanitizer's layout.  Runs inside the SIGSEGV
  * handler too: output goes through a preallocated buffer and write(2);
  * symbolization allocates only from the internal pool (md_in_runtime).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SIGSEGV belongs to both memdbg and the program.  memdbg keeps its own
  * handler in the kernel's table for the whole run (a heap fault must be
  * reported whatever the program installed), and keeps the program's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The program's SIGSEGV disposition, kept by memdbg (signals.c), and the
  * fault handler's hooks into it (fault.c). */
 #ifndef MEMDBG_SIGNALS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* memdbg_stats: where tools outside the process find the heap counters
  * (see stats_export.h for the ABI).  A constant table of addresses and
  * offsets: nothing runs, nothing is written, so the allocator's hot paths

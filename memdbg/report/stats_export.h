@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The memdbg_stats symbol: a read-only window on the heap's counters for
  * tools outside the process (`memdbg maps PID` reads it through
  * /proc/PID/mem).  It holds no counters itself: it says where the heap

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The loaded modules, with their history, for naming stack frames.
  *
  * A stored malloc/free stack is symbolized only when a report is printed,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stack depot: each distinct allocation/free stack is stored once and named
  * by a 32-bit id, so a block record carries two ids instead of two arrays,
  * and leak reports can group blocks by id.  Called under the heap lock. */

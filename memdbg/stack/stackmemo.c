@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Memo of malloc/free stacks.  Unwinding with libunwind is the largest
  * user-space cost of a malloc/free pair (about a quarter of it in the TCG
  * guest), yet most calls repeat: the same call site, at the same stack

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stack capture with libunwind.  At malloc/free only raw return addresses
  * are stored (symbolization is deferred to report time).  Frames inside
  * libmemdbg itself are dropped, except the outermost one: the public entry

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stack frames at report time.  Each frame is named through the module
  * table (modules.c) as of the epoch its stack was stored in, so frames of
  * a module dlclose'd since, or of one replaced at the same addresses,

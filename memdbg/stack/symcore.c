@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Symbolization of one module address (see symcore.h).  Inline frames
  * come from the DWARF scopes at the address: each
  * DW_TAG_inlined_subroutine around it is a frame, innermost first, whose

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Symbolization of one module address with elfutils, shared by the
  * library's reports (symbolize.c) and the offline symbolizer
  * (cli/symbolize_main.c), so both print the same frames.  Depends on

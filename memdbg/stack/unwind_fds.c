@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What libunwind (1.6, as Debian builds it) does with system calls while
  * it unwinds for memdbg, and how memdbg keeps that at none in the steady
  * state without letting libunwind touch a descriptor of the program's.

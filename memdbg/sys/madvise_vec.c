@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* madvise over many ranges in one kernel entry.  process_madvise(2) on the
  * caller's own process accepts any advice since Linux 6.13, and since 6.14
  * it takes PIDFD_SELF, so no descriptor is opened (a program may close or

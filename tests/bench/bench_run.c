@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench-run: runs one command of tests/bench-real.sh and measures it.
  *
  *   bench-run [--out FILE] [--timeout S] [--sample-ms N] [--stuck S] -- program [args...]

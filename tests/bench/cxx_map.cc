@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // cxx_map: the C++ workload of tests/bench-real.sh.  THREADS threads each
 // build a std::map<int, std::string> of N entries (strings of 8..72 bytes,
 // so both the node and the string body are heap blocks), then erase every

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Tests of the memdbg command (memdbg(1)): every subcommand's exit codes,
 # output and errors, make install/uninstall, the man pages.  Prints TAP.
 #
@@ -91,10 +92,10 @@ check "memdbg run of a missing program: exit 2, says so" eval '[ $rc = 2 ] && gr
 # --- run ------------------------------------------------------------------------------
 run "$tmp/o" "$tmp/uaf.err" "$md" run -- "$ex/uaf"
 show="$tmp/uaf.err"
-check "memdbg run: use-after-free reported at examples/uaf.c:33, exit 1" \
+check "memdbg run: use-after-free reported at examples/uaf.c:34, exit 1" \
 	eval '[ $rc = 1 ] && grep -q "ERROR: memdbg: heap-use-after-free" "$tmp/uaf.err" &&
-	      grep -q "#0 0x[0-9a-f]* in main examples/uaf.c:33" "$tmp/uaf.err" &&
-	      grep -q "in add examples/uaf.c:20" "$tmp/uaf.err"'
+	      grep -q "#0 0x[0-9a-f]* in main examples/uaf.c:34" "$tmp/uaf.err" &&
+	      grep -q "in add examples/uaf.c:21" "$tmp/uaf.err"'
 run "$tmp/o" "$tmp/e" "$md" run --options exitcode=42 -- "$ex/uaf"
 check "memdbg run --options exitcode=42: the program's status is 42" eval '[ $rc = 42 ]'
 run "$tmp/o" "$tmp/e" "$md" run -- sh -c 'echo out; exit 7'
@@ -232,7 +233,7 @@ check "make install DESTDIR PREFIX=/usr: command, library, helpers, man pages, d
 rc=$?
 show="$tmp/inst.uaf"
 check "installed memdbg run, from /: finds its library, reports the use-after-free" \
-	eval '[ $rc = 1 ] && grep -q "heap-use-after-free" "$tmp/inst.uaf" && grep -q "in main examples/uaf.c:33" "$tmp/inst.uaf"'
+	eval '[ $rc = 1 ] && grep -q "heap-use-after-free" "$tmp/inst.uaf" && grep -q "in main examples/uaf.c:34" "$tmp/inst.uaf"'
 ln -s "$dest/usr/bin/memdbg" "$tmp/memdbg-link"
 ( cd / && "$tmp/memdbg-link" run --options verbosity=1 -- true ) >"$tmp/o" 2>"$tmp/e" </dev/null
 rc=$?

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Runs inside a guest (tests/check.sh boots it with vm-run.sh): every
 # suite that needs a memdbg or stock kernel, in one boot.  TAP on stdout.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # TAP sanity test of make bench's real-program part (tests/bench-real.sh)
 # and of its measuring wrapper, so that neither rots between benchmark
 # runs: what bench-run reports (exit status, signal, timeout, CPU and RSS

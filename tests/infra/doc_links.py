@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Check the Markdown documentation of the tree, printing TAP.
 
 For every Markdown file git tracks (outside kernel/patches), one test: each

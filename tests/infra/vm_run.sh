@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # TAP tests of the guest runner's contract (kernel/scripts/vm-run.sh and
 # make vm-run): what the guest looks like, exit statuses, stdout/stderr,
 # timeouts, crash and kernel-warning detection, concurrent runs.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
 # ab_remap.sh: what remap_file_pages() costs on two or more kernels, side
 # by side (the "remap cost per page before/after" figure).
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0
 # The kernel benchmarks, run in the guests by tests/kernel/bench.sh:
 # bench_remap (remap_file_pages() against mmap/mprotect per page),
 # bench_guard (a guard page by MAP_CHGPROT, mprotect or

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # The kernel benchmarks in the patched and the stock guest, one after the
 # other:
 #   remap  build/tests/kernel/bench_remap's table for each kernel

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # The memcg row, run INSIDE a patched guest (tests/kernel/bench.sh
 # --parts memcg boots one): memdbg holding BLOCKS live blocks
 # (build/tests/kernel/bench_memcg_heap) under a cgroup2 memory.max of a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # The kernel's own mm and memfd selftests, run INSIDE a guest (the goal:
 # "do no worse than on stock"), one binary at a time with a timeout, so
 # that the same command on the stock and on the patched kernel gives two

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # How many VMAs remap_file_pages() leaves behind, and whether every page
 # ends up where it was asked to be (examples/remap_reverse.c).
 #   stock kernel:   the emulation adds one VMA per call and stops with

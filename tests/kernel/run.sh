@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # Kernel tests, run inside a guest by tests/guest/run.sh.  Each program in
 # build/tests/kernel/ prints TAP (kselftest harness); shell checks here
 # print TAP too.  Numbering restarts per program; tests/check.sh counts

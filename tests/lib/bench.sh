@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Benchmark: ns per malloc/free pair, RSS and VMA count at 1k/10k/100k (and
 # optionally 1M) live blocks, for memdbg (each usable backend), Electric
 # Fence, DUMA and glibc.  Usage (from the repository root):

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Compact-mode figures (docs/libmemdbg.md, Compact mode), for the patched
 # guest: us per pair, remap_file_pages calls per pair (strace -c), memory
 # (Pss, heap file) of t_compact, perl and python3.  Needs make lib-tests

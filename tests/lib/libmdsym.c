@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A library for the symbolization tests (t_dlopen): malloc, free and a
  * heap read happen inside it, so every stack of a use-after-free report
  * goes through a dlopen'ed module.  Built twice: libmdsym.so, and with

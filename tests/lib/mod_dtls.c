@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A module for dlopen whose TLS is dynamic (allocated by __tls_get_addr
  * with malloc, reachable only through each thread's DTV): the 100 KB array
  * does not fit glibc's static TLS surplus. */

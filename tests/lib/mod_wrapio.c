@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Preloaded before libmemdbg by t_fd_dup2_wrapped: wraps read(), close()
  * and pipe2() the way fd tracers and sandboxes do (the real call, then
  * work of its own, so never a tail call).  memdbg then cannot tell

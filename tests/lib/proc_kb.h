@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Memory figures the test programs print, read from /proc (shared by
  * t_rss, t_compact and the bench program). */
 #ifndef MEMDBG_TESTS_PROC_KB_H

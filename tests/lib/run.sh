@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Tests of libmemdbg.so.  Prints TAP.  Usage (from the repository root):
 #   tests/lib/run.sh [--build DIR] [--backend auto|nonlinear|guard|mprotect] [--only PATTERN]
 # --only runs the tests whose TAP names (or shell function names) match

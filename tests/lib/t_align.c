@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every alignment function: alignment of the result, usable size, the whole
  * block writable, and errno / return values for bad arguments. */
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 
 // TEST: bad-free of an interior pointer
 // RUN: %memdbg %t interior

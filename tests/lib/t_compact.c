@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Compact mode (compact=1, nonlinear backend): small blocks share file
  * pages, each seen through its own virtual page.  Mode in argv[1]:
  *   share      two 32-byte blocks: is the second one's data visible

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // operator new/delete in all forms, clean: no report, bad_alloc on overflow.
 
 // TEST: C++ new/delete in all forms

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Symbolization of dlopen'ed and dlclose'd modules.
  *   three:  malloc, free and the use-after-free read all happen inside
  *           libmdsym.so: the report's three stacks go through it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 
 // TEST: double-free
 // RUN: %memdbg %t

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Allocation before main and before other constructors. */
 
 // TEST: allocation in constructors before main

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* exit() from a thread with a 64 KiB stack, with a leaked block: the leak
  * report at exit symbolizes, which must not run on that small stack. */
 

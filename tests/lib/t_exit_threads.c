@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* main returns while other threads are inside malloc and free: the
  * padding check of live blocks at exit must not take a block whose
  * padding another thread is still writing for an overflow. */

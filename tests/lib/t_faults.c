@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Page faults the program takes in N malloc/free pairs of small blocks:
  * malloc's slots come committed and resident from the thread's cache, so
  * the first write takes no fault.  Counted with the page-faults software

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A program that owns its descriptors: it closes every descriptor >= 3 at
  * start (closefrom(3), as daemons and test harnesses do), then takes
  * descriptor numbers for its own files, so any number memdbg held is the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fork: the child gets its own heap (the memdbg heap is MAP_SHARED inside,
  * so this checks the atfork copy), can allocate and free, and the parent
  * does not see the child's writes.

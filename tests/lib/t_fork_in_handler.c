@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fork() from a signal handler that interrupted malloc or free, as crash
  * handlers and supervisors do.  glibc makes fork async-signal-safe in a
  * single-threaded process (it skips its malloc locks there); memdbg's

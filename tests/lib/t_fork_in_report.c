@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fork() while another thread is in the middle of a report: the child
  * must be able to report an error of its own, not hang on a lock held by a
  * thread that does not exist in the child.

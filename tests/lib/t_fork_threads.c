@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fork while other threads allocate and free: the nonlinear backend makes
  * their kernel calls without the heap lock, so a fork can find a block's
  * mapping in flight.  The main thread keeps 1,000 blocks of known bytes,

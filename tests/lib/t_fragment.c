@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* No size-class dead ends: after small churn has used the whole arena's
  * address space once, a large block still fits (run with arena_size=64M:
  * 20,000 malloc(100)/free pairs pass through every page of it). */

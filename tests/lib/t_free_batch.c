@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* free_batch=N: a freed block's guard may wait for N-1 later frees of its
  * thread, never longer; a thread's exit installs its waiting guards; a
  * double free is found at once.  Whether a page is accessible is asked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Inline frames (built with -O2 by its own rule in memdbg/lib.mk): the
  * faulting read is in always_inline read_at, inlined into outer; the free
  * is in always_inline drop, inlined into main.  The report must show the

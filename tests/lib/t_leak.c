@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Leaks: 3 x 100 bytes from leak_small, 1000 bytes from leak_big, and a
  * list whose head is lost (direct) with one node behind it (indirect).
  * global_keep stays reachable and must not be reported. */

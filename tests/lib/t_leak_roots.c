@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Leak-scan roots.  Every block here but one is reachable through exactly
  * one kind of root; only the 33-byte block is lost.  Sizes are distinct so
  * a wrong report names the root kind that was missed:

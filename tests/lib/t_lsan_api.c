@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The LeakSanitizer interface, declared here as a program built for LSan
  * declares it (weak: the program also runs without a leak checker).
  * Modes:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* MADV_DONTNEED on malloc'd memory: glibc's heap is private anonymous
  * memory, so the pages read back as zeros.  Prints what the page holds
  * afterwards: "zero" or "old". */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // alloc-dealloc-mismatch in its three common forms (argv[1]).
 
 // TEST: alloc-dealloc-mismatch new[] / free

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* heap-buffer-overflow: on the guard page (fault) and in the padding
  * (found at free or at exit).  Mode in argv[1]. */
 

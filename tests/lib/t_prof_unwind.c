@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A profiler's SIGPROF handler that walks the stack with libunwind (as
  * gperftools' libprofiler does) while the program mallocs and frees from
  * two call sites (so memdbg unwinds too).  The program never blocks a

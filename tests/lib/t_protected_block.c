@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A live block whose first page the program made inaccessible (a
  * coroutine stack with its guard page inside a malloc'd buffer): the leak
  * scan and the padding check at exit must skip it, not fault. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* realloc chains up to 1 MiB and back, contents preserved at every step. */
 
 // TEST: realloc chains to 1 MiB and back

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* realloc that keeps the block's address, and its limits.
  *   same-granule  default placement: 100 -> 104 bytes keeps the pointer
  *                 (same 16-byte aligned start); a write just past the new

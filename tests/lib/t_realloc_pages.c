@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* realloc of page-sized blocks: on the nonlinear backend the pages move to
  * the new address instead of being copied (same physical pages, seen in
  * /proc/self/pagemap when it shows frame numbers), and the old address is

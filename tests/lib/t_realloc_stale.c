@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A pointer kept across realloc is a use-after-free: realloc always moves. */
 
 // TEST: stale pointer after realloc is a use-after-free

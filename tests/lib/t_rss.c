@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Memory stays bounded while the quarantine holds freed addresses: 100k
  * blocks of 4000 bytes are written and freed (400 MB in total), with 100
  * live at a time.  Prints VmRSS at the end, in KiB. */

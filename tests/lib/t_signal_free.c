@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* free() from a signal handler that interrupted malloc/free: memdbg used to
  * drop such a free (md_in_runtime set), so the block became a false leak.
  * A CPU-time timer fires every 100 us while main does nothing but

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The program's SIGSEGV dispositions must behave as without memdbg, which
  * keeps its own handler in the kernel's table and chains to them.
  * Each mode prints what it observed; the exit status or death by signal

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Size-overflow and edge cases of malloc/calloc/realloc/reallocarray,
  * calloc zeroing after the pages were recycled, malloc(0). */
 

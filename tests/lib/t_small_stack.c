@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reports on small stacks.  The fault handler runs on the thread's
  * sigaltstack when it has one (16 KiB, or 64 KiB as Python's faulthandler
  * and Rust runtimes use), or on a thread's own small stack; double-free

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An allocation wrapper entered from three callers at the same stack
  * depth, as bash's xmalloc or a C++ operator new is: the call into malloc
  * has one return address and one stack pointer for all three, and only the

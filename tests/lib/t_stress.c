@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* 200k live blocks of random sizes: fill, verify, free in random order.
  * Prints the number of VMAs of the memdbg heap while all blocks are live. */
 #define _GNU_SOURCE

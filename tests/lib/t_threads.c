@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* 4 threads allocate; each block is freed by the next thread (cross-thread
  * frees through a locked ring). */
 

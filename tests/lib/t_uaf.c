@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* heap-use-after-free: read and write through a dangling pointer. */
 
 // TEST: heap-use-after-free (read)

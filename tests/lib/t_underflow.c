@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* heap-buffer-underflow: with protect_below=1 the guard page is right
  * before the block (fault); otherwise the padding before it is checked at
  * free. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* unshare(CLONE_NEWUSER) needs a single-threaded process: memdbg must not
  * have started a thread behind the program's back, even after mallocs made
  * after the constructors ran. */

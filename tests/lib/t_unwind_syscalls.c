@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stack capture makes no system call in the steady state.
  * Allocations go through one wrapper called from two callers at the same
  * depth, alternately, and the runner turns the memo off (stack_memo=0;

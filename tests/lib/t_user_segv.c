@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The program installs its own SIGSEGV handler (as Python's faulthandler
  * does).  A use-after-free must still be reported by memdbg; a fault outside
  * the heap must still reach the program's handler. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench LIVE ITERS [THREADS]: ns per malloc/free pair with LIVE blocks kept
  * alive (random sizes 16..512, random victim), then RSS and VMA count.
  * With THREADS > 1, each thread keeps its own LIVE blocks and makes ITERS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_fork LIVE FORKS [FREED]: fork latency with LIVE heap blocks (random
  * sizes 16..512 bytes, each written), measured FORKS times after a warm-up
  * fork.  FREED (default 0) blocks of the same sizes are allocated, written

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Clocks and the median sort shared by bench_fork and fork_pages, so the
  * two programs whose fork times the latency test compares measure alike. */
 #ifndef FORK_CLOCK_H

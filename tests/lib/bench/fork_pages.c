@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fork_pages N LAYOUT FORKS: what fork costs a program WITHOUT memdbg that
  * has N resident anonymous pages laid out as memdbg's guard backend lays
  * out N live blocks, so that bench_fork's figures under memdbg can be

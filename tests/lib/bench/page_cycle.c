@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The machine's floor for any page-guard allocator: what one page costs
  * when it comes and goes, without an allocator.  Each cycle writes to a
  * page of a private anonymous mapping (a page fault that allocates and
