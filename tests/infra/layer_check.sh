@@ -30,11 +30,14 @@ if ! find "$obj" -name '*.o' 2>/dev/null | grep -q .; then
 fi
 
 # One line per symbol: D|U file symbol (D: defined, not default visibility).
+# An object whose source is gone (left in build/ by an older tree) is not
+# part of the library any more and is skipped.
 symbols() {
 	local o f
 	find "$obj" -name '*.o' | sort | while read -r o; do
 		f=${o#"$obj"/}
 		f=${f%.o}
+		[ -f "$f.c" ] || [ -f "$f.cc" ] || continue
 		readelf -sW "$o" | awk -v f="$f" '
 			NR > 3 && ($5 == "GLOBAL" || $5 == "WEAK") && $8 != "" {
 				if ($7 == "UND") print "U", f, $8
