@@ -125,7 +125,7 @@ TEST(fork_copies_each_piece_range_only)
 #define OUT 64			/* pages paged out per measurement */
 
 /*
- * Populated page tables per half: 8192, or 1024 on the debug kernel, where
+ * Populated page tables per half: 8192, or 512 on the debug kernel, where
  * KASAN makes each fault and page-table allocation several times slower
  * and the full size outlasts the harness's timeout.
  */
@@ -134,7 +134,7 @@ static size_t tables(void)
 	struct utsname u;
 
 	if (!uname(&u) && strstr(u.release, "-debug"))
-		return 1024;
+		return 512;
 	return 8192;
 }
 
