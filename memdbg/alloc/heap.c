@@ -32,6 +32,26 @@ static void record_stats_alloc(size_t size)
 
 /* ---- placement: the only place that decides where a block lies ---- */
 
+/* The alignment a block of size bytes gets: the alignment option (a
+ * minimum), or more where the caller asks (memalign, aligned new).  Since
+ * a block ends at its guard page, which is page-aligned, its start keeps
+ * the largest power of two dividing its size as well: with the default
+ * of 2 every even-sized block ends exactly at the guard, so x[n] after
+ * malloc(n) faults at the access.  operator new is held to more:
+ * compilers (clang) assume its result is aligned to
+ * __STDCPP_DEFAULT_NEW_ALIGNMENT__ (16) from 16 bytes on, and new[] must
+ * suit any object no larger than its size, so a new block gets 16 from
+ * 16 bytes on and the largest power of two not above its size below. */
+static size_t block_alignment(size_t size, size_t requested, int kind)
+{
+    size_t a = md_opt.alignment;
+    if (kind != KIND_MALLOC) {
+        size_t cxx = size >= 16 || !size ? 16 : (size_t)1 << (63 - __builtin_clzl(size));
+        if (cxx > a) a = cxx;
+    }
+    return requested > a ? requested : a;
+}
+
 /* Data pages a block needs so that an a-aligned pointer fits against the
  * guard page: exact for a <= page, one extra alignment otherwise. */
 static size_t block_data_pages(size_t size, size_t a)
@@ -85,7 +105,7 @@ void *md_alloc(size_t size, size_t align, int kind, bool zero)
     }
     md_ensure_init();
     if (size == 0 && !md_opt.allow_malloc_0) return 0;
-    size_t a = align > md_opt.alignment ? align : md_opt.alignment;
+    size_t a = block_alignment(size, align, kind);
     if (size > md_heap.size / 4 || a > md_heap.size / 4) { errno = ENOMEM; return 0; }
     uint32_t npages = (uint32_t)block_data_pages(size, a);
 
@@ -341,7 +361,7 @@ static bool realloc_in_place(struct md_slot *s, size_t size, struct md_stack *st
 {
     uintptr_t bad;
     if (!kinds_match(s->kind, DEALLOC_REALLOC) || !md_check_padding(s, &bad)) return false;
-    size_t a = md_opt.alignment;
+    size_t a = block_alignment(size, 0, KIND_MALLOC);
     uintptr_t ds = md_slot_data_lo(s), de = md_slot_data_hi(s);
     if (!md_opt.protect_below) {
         if (size > de - ds - s->win_tail || place_block(s, size, a) != s->user) return false;
@@ -388,7 +408,7 @@ static void *realloc_move(struct md_slot *s, size_t size, struct md_stack *st)
     if (!md_heap.backend->move_pages || md_heap.unguarded_mode) return 0;
     uintptr_t bad;
     if (!kinds_match(s->kind, DEALLOC_REALLOC) || !md_check_padding(s, &bad)) return 0;
-    size_t a = md_opt.alignment;   /* <= MD_PAGE (options.c) */
+    size_t a = block_alignment(size, 0, KIND_MALLOC);   /* <= MD_PAGE (options.c) */
     size_t n2 = (((size + a - 1) & ~(a - 1)) + MD_PAGE - 1) >> MD_PAGE_SHIFT;
     if (n2 == 0) n2 = 1;
     size_t off2 = md_opt.protect_below ? 0 : ((n2 << MD_PAGE_SHIFT) - size) & ~(a - 1);

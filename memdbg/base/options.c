@@ -110,20 +110,16 @@ static void parse_list(const char *s)
  * accepts but a program may not survive; they warn and go on. */
 static void validate(void)
 {
-    /* Below 16, malloc's promise (max_align_t) is broken on purpose, which
-     * programs that keep flags in the low bits of heap pointers do not
-     * survive: CPython's garbage collector keeps two in its object headers
-     * (python3 dies at start with alignment=1 or 2), tagged-pointer
-     * interpreters need 8 or 16. */
-    if (md_opt.alignment < 16) {
-        char a[8];
-        size_t n = sizeof a;
-        size_t v = md_opt.alignment;
-        do { a[--n] = (char)('0' + v % 10); v /= 10; } while (v);
-        md_warn3("alignment=", a + n, sizeof a - n,
-              " is below malloc's 16-byte promise: programs that keep flags in the low bits of\n"
-              "    heap pointers (e.g. CPython's garbage collector, alignment >= 4) crash with it\n");
-    }
+    /* Each block keeps the largest power of two dividing its size
+     * (alloc/heap.c block_alignment), so alignments 2 to 8 keep what an
+     * object of the block's size can need.  1 puts odd-sized blocks at odd
+     * addresses, which programs that place a header and then data needing
+     * 2-byte alignment in one block do not survive: python3 dies at start
+     * (CPython checks that the bytes of its code are 2-aligned). */
+    if (md_opt.alignment == 1)
+        md_warn3("alignment=1", "", 0,
+                 " puts odd-sized blocks at odd addresses: programs that need 2-byte alignment\n"
+                 "    inside such blocks fail with it (python3 dies at start; 2, the default, does not)\n");
     md_opt.arena_size &= ~(MD_PAGE - 1);
     /* A compact window's block sits at its chunk's end, never at a page
      * start.  (compact=1 without the nonlinear backend is found when the

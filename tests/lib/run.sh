@@ -154,6 +154,41 @@ if [ "$lit_status" != 0 ] && [ "$lit_failed" = 0 ]; then
 fi
 
 # ---------------------------------------------------------------- bug kinds
+# The default alignment (2): x[n] after malloc(n) faults at the access,
+# reads too, for every even n, through each allocator; alignment=1 does it
+# for every n.
+t_natural_align_reads() {
+    local how n opts sizes
+    for how in read calloc realloc strdup; do
+        sizes="10 24 4098 9"
+        [ $how = read ] && sizes="2 4 6 10 12 14 30 40 100 4094 12388 1 3 5 7 13 15 17 31 4095 4097"
+        for n in $sizes; do
+            opts=""
+            [ $((n % 2)) = 1 ] && opts=alignment=1
+            run "$opts" "$T/t_natural_align" $how $n
+            rc_is 1 && first_line_is heap-buffer-overflow && has '^READ of size 1 at 0x' &&
+            has "is located 0 bytes after $n-byte region" && section_has '^READ of size' read_byte main &&
+            hasnt survived || { echo "#   $how $n $opts"; return 1; }
+        done
+    done
+    run "" "$T/t_natural_align" read4 10
+    rc_is 1 && first_line_is heap-buffer-overflow && has '^READ of size 4 at 0x' &&
+    has 'is located (0 bytes after|8 bytes inside of) 10-byte region' && section_has '^READ of size' read_word main
+}
+t_natural_align_values() {   # blocks keep the alignment of their size; alignment=16 the slack
+    run "" "$T/t_natural_align" align
+    clean && out_has '^misaligned 0$' || return 1
+    run "alignment=16" "$T/t_natural_align" read 10
+    rc_is 0 && out_has '^survived' || return 1
+    run "" "$T/t_natural_align" read 9     # one byte of slack: the default keeps odd sizes 2-aligned
+    rc_is 0 && out_has '^survived' || return 1
+    run "alignment=1" "$T/t_natural_align" align
+    rc_is 0 && out_has '^misaligned 0$' && has 'WARNING: memdbg: alignment=1 puts odd-sized blocks at odd addresses'
+}
+t_new_align() {   # operator new stays 16-aligned from 16 bytes on
+    run "" "$T/t_new_align"
+    clean && out_has '^misaligned 0$'
+}
 # realloc of page-sized blocks: the nonlinear backend moves the file pages
 # (same physical frames at the new address, counted by print_stats); the
 # others copy.  Sizes 1, 2, 3, 8, 40, 5, 1, 3 pages: 7 reallocs keeping 21
@@ -724,6 +759,9 @@ t_nonlinear_detect() {
     clean && out_has ok
 }
 
+tap "x[n] after malloc/calloc/realloc/strdup(n) faults at the read (even n; every n with alignment=1)" t_natural_align_reads
+tap "blocks keep the alignment of their size; alignment=16 keeps the slack" t_natural_align_values
+tap "operator new: 16-byte alignment from 16 bytes on, aligned new as asked" t_new_align
 tap "realloc of page-sized blocks moves pages (nonlinear) or copies (others)" t_realloc_pages_move
 # ------------------------------------------ leak scan roots, suppressions, LSan interface
 # Roots are the loaded objects' writable segments, thread stacks, TLS and

@@ -33,7 +33,7 @@
 // CHECK-STACK: ^allocated by thread T0 here: | malloc | make_buffer | main
 //
 // TEST: heap-buffer-overflow in the padding of a live block, found at exit
-// RUN: %memdbg %t exit
+// RUN: %memdbg -o alignment=16 %t exit
 // EXIT: 1
 // CHECK-ERROR: heap-buffer-overflow
 // CHECK: is located 2 bytes after 10-byte region
@@ -43,7 +43,7 @@
 // CHECK: ^SUMMARY: memdbg: heap-buffer-overflow
 //
 // TEST: heap-buffer-overflow past a multi-page block
-// RUN: %memdbg %t big
+// RUN: %memdbg -o alignment=16 %t big
 // EXIT: 1
 // CHECK-ERROR: heap-buffer-overflow
 // CHECK: is located 4 bytes after 12388-byte region
