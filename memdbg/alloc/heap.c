@@ -214,12 +214,14 @@ static bool check_block_padding(struct md_slot *s, struct md_stack *st)
     if (md_check_padding(s, &bad)) return true;
     struct md_error_info e = {
         .kind = bad >= s->user + s->size ? ERR_OVERFLOW : ERR_UNDERFLOW,
-        .addr = bad, .access = 2, .frames = st->frames, .nframes = st->n, .slot = s,
+        .access = 2, .frames = st->frames, .nframes = st->n, .slot = s,
         .how = "the padding next to the block was overwritten; found when it was freed",
     };
+    e.access_size = (int)md_padding_damage(s, bad, &e.addr);
     uint32_t below;
     if (e.kind == ERR_UNDERFLOW && (below = md_overflow_from_below(s, &e.addr)) != 0) {
         e.kind = ERR_OVERFLOW;
+        e.access_size = 0;
         e.slot = &md_heap.slots[below];
         e.how = "the block overflowed past its redzone into the padding of the block above it (compact mode); "
                 "found when that block was freed";

@@ -231,6 +231,7 @@ bool md_heap_fd_ok(void) MEMDBG_HIDDEN;        /* md_heap.fd is still the heap's
 /* ---- padding (padding.c) ---- */
 #define MD_PAD_BYTE 0xab
 bool md_check_padding(struct md_slot *s, uintptr_t *bad) MEMDBG_HIDDEN;
+size_t md_padding_damage(const struct md_slot *s, uintptr_t bad, uintptr_t *lo) MEMDBG_HIDDEN;
 uint32_t md_overflow_from_below(const struct md_slot *s, uintptr_t *bad) MEMDBG_HIDDEN;
 
 #endif

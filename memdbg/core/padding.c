@@ -74,3 +74,22 @@ uint32_t md_overflow_from_below(const struct md_slot *s, uintptr_t *bad)
     md_block_read_jmp = outer;
     return overflowed ? id : 0;
 }
+
+/* The damaged part of a block's padding on the side of bad (a byte
+ * md_check_padding found): *lo gets its lowest address; returns its size,
+ * from the lowest to the highest changed byte, so a report names the
+ * whole range written (an int stored 4 bytes below the block is 4 bytes
+ * at p-4, not the byte nearest to the block). */
+size_t md_padding_damage(const struct md_slot *s, uintptr_t bad, uintptr_t *lo)
+{
+    const unsigned char *b = (const unsigned char *)bad;
+    if (bad >= s->user + s->size) {   /* after the block: bad is the lowest */
+        size_t n = md_slot_data_hi(s) - bad;
+        while (n > 1 && b[n - 1] == MD_PAD_BYTE) n--;
+        *lo = bad;
+        return n;
+    }
+    uintptr_t ds = md_slot_data_lo(s);   /* before it: bad is the highest */
+    *lo = ds + first_bad((const unsigned char *)ds, bad - ds);
+    return bad + 1 - *lo;
+}

@@ -247,9 +247,10 @@ static void check_live_padding(void)
         if (bad < s->user && md_overflow_from_below(s, &from_below)) continue;
         struct md_error_info e = {
             .kind = bad >= s->user + s->size ? ERR_OVERFLOW : ERR_UNDERFLOW,
-            .addr = bad, .access = 2, .slot = s,
+            .access = 2, .slot = s,
             .how = "the padding next to a live block was overwritten; found at exit",
         };
+        e.access_size = (int)md_padding_damage(s, bad, &e.addr);
         md_block_read_jmp = NULL;
         md_report_error(&e);
         md_block_read_jmp = &env;

@@ -189,6 +189,11 @@ t_new_align() {   # operator new stays 16-aligned from 16 bytes on
     run "" "$T/t_new_align"
     clean && out_has '^misaligned 0$'
 }
+t_underflow_padding_range() {   # found at free: the whole damaged range and its size
+    run "" "$T/t_natural_align" under4
+    rc_is 1 && first_line_is heap-buffer-underflow && has '^WRITE of size 4 at 0x' &&
+    has 'is located 4 bytes before 16-byte region' && has 'found when it was freed'
+}
 # realloc of page-sized blocks: the nonlinear backend moves the file pages
 # (same physical frames at the new address, counted by print_stats); the
 # others copy.  Sizes 1, 2, 3, 8, 40, 5, 1, 3 pages: 7 reallocs keeping 21
@@ -762,6 +767,7 @@ t_nonlinear_detect() {
 tap "x[n] after malloc/calloc/realloc/strdup(n) faults at the read (even n; every n with alignment=1)" t_natural_align_reads
 tap "blocks keep the alignment of their size; alignment=16 keeps the slack" t_natural_align_values
 tap "operator new: 16-byte alignment from 16 bytes on, aligned new as asked" t_new_align
+tap "heap-buffer-underflow found at free names the whole damaged range" t_underflow_padding_range
 tap "realloc of page-sized blocks moves pages (nonlinear) or copies (others)" t_realloc_pages_move
 # ------------------------------------------ leak scan roots, suppressions, LSan interface
 # Roots are the loaded objects' writable segments, thread stacks, TLS and
