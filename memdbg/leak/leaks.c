@@ -188,6 +188,7 @@ static bool report_leaks(void)
     }
     qsort(g, m, sizeof *g, by_size);
 
+    memdbg_break("detected memory leaks", 0);
     md_report_begin(b);
     md_puts(b, "\n=================================================================\n");
     md_put_pid_prefix(b);

@@ -308,8 +308,19 @@ static void report_body(void *arg)
     md_in_runtime = saved;
 }
 
+/* Every error report calls this before it prints anything, on the stack
+ * of the code that made the error (below the signal frame for a fault),
+ * so `break memdbg_break` in gdb stops with the program's frames in the
+ * backtrace and the kind and address in the arguments.  Exported, never
+ * inlined, and it does nothing, so the breakpoint always has a place. */
+MEMDBG_API __attribute__((noinline)) void memdbg_break(const char *kind, const void *addr)
+{
+    __asm__ volatile("" : : "r"(kind), "r"(addr) : "memory");
+}
+
 void md_report_error(const struct md_error_info *e)
 {
+    memdbg_break(kind_names[e->kind], (const void *)e->addr);
     md_with_report_stack(report_body, (void *)e);
 }
 

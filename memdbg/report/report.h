@@ -51,4 +51,7 @@ void md_report_fault_in_report(uintptr_t addr, uintptr_t pc) MEMDBG_HIDDEN __att
  * Idempotent; registered with pthread_atfork by md_fault_init. */
 void md_report_fork_child(void) MEMDBG_HIDDEN;
 
+/* Called by every report first (gdb: break memdbg_break). */
+void memdbg_break(const char *kind, const void *addr) MEMDBG_API;
+
 #endif

@@ -194,6 +194,23 @@ t_underflow_padding_range() {   # found at free: the whole damaged range and its
     rc_is 1 && first_line_is heap-buffer-underflow && has '^WRITE of size 4 at 0x' &&
     has 'is located 4 bytes before 16-byte region' && has 'found when it was freed'
 }
+# gdb: `break memdbg_break` stops before every report, with the program's
+# frames in the backtrace (a fault's and a double free's).
+gdb_break() {   # gdb_break PROGRAM ARGS...: batch gdb run to the first memdbg_break
+    timeout "$TEST_TIMEOUT" gdb -nx -q -batch -ex 'set breakpoint pending on' -ex 'set pagination off' \
+        -ex 'handle SIGSEGV nostop noprint pass' \
+        -ex "set environment LD_PRELOAD=$LIB" -ex "set environment MEMDBG_OPTIONS=backend=$BACKEND" \
+        -ex 'break memdbg_break' -ex run -ex 'info args' -ex 'bt 20' -ex kill --args "$@" >"$ERR" 2>&1 </dev/null
+    RC=$?
+}
+t_gdb_break() {
+    gdb_break "$T/t_uaf" read
+    has '^Breakpoint 1, (0x[0-9a-f]+ in )?memdbg_break' && has 'kind = 0x[0-9a-f]+ "heap-use-after-free"' &&
+    has 'in use_after_free \(' && has ' in main \(' && hasnt 'ERROR: memdbg' || return 1
+    gdb_break "$T/t_double_free"
+    has '^Breakpoint 1, (0x[0-9a-f]+ in )?memdbg_break' && has 'kind = 0x[0-9a-f]+ "double-free"' &&
+    has 'in second_free \(' && hasnt 'ERROR: memdbg'
+}
 # realloc of page-sized blocks: the nonlinear backend moves the file pages
 # (same physical frames at the new address, counted by print_stats); the
 # others copy.  Sizes 1, 2, 3, 8, 40, 5, 1, 3 pages: 7 reallocs keeping 21
@@ -768,6 +785,8 @@ tap "x[n] after malloc/calloc/realloc/strdup(n) faults at the read (even n; ever
 tap "blocks keep the alignment of their size; alignment=16 keeps the slack" t_natural_align_values
 tap "operator new: 16-byte alignment from 16 bytes on, aligned new as asked" t_new_align
 tap "heap-buffer-underflow found at free names the whole damaged range" t_underflow_padding_range
+if need gdb; then tap "gdb: break memdbg_break stops before the report" t_gdb_break
+else tap "gdb: break memdbg_break stops before the report" t_gdb_break "gdb not installed"; fi
 tap "realloc of page-sized blocks moves pages (nonlinear) or copies (others)" t_realloc_pages_move
 # ------------------------------------------ leak scan roots, suppressions, LSan interface
 # Roots are the loaded objects' writable segments, thread stacks, TLS and
