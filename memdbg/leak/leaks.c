@@ -42,10 +42,17 @@ static void consider(uintptr_t w, uint8_t how)
 
 static void consider_root(uintptr_t w) { consider(w, M_REACHABLE); }
 
-static void scan_range(uintptr_t lo, uintptr_t hi, uint8_t how)
+/* A block's words are taken from its start: a block of odd or
+ * twice-odd size starts only 2-aligned (heap.c block_alignment), and
+ * the pointers the program stores in it lie at multiples of 8 from its
+ * start (a struct with a flexible array member), not of 8 in memory. */
+static void scan_block(const struct md_slot *s, uint8_t how)
 {
-    lo = (lo + 7) & ~(uintptr_t)7;
-    for (uintptr_t p = lo; p + 8 <= hi; p += 8) consider(*(const uintptr_t *)p, how);
+    for (uintptr_t p = s->user; p + 8 <= s->user + s->size; p += 8) {
+        uintptr_t v;
+        memcpy(&v, (const void *)p, sizeof v);
+        consider(v, how);
+    }
 }
 
 /* Live blocks are read with plain loads, but the program may have made
@@ -62,7 +69,7 @@ static void drain(uint8_t how)
     md_block_read_jmp = &env;
     while (nwork) {
         struct md_slot *s = &md_heap.slots[work[--nwork]];
-        scan_range(s->user, s->user + s->size, how);
+        scan_block(s, how);
     }
     md_block_read_jmp = NULL;
 }
@@ -145,7 +152,7 @@ static bool report_leaks(void)
     for (uint32_t id = 1; id <= n; id++) {
         struct md_slot *s = &md_heap.slots[id];
         if (s->state != SLOT_LIVE || mark[id]) continue;
-        scan_range(s->user, s->user + s->size, M_INDIRECT);
+        scan_block(s, M_INDIRECT);
         drain(M_INDIRECT);
     }
     size_t nleaks = 0;
