@@ -20,7 +20,7 @@
 //
 // Same address: the padding is re-established after the shrink.
 // TEST: realloc in place within the alignment; padding checked after it
-// RUN: %memdbg %t same-granule
+// RUN: %memdbg -o alignment=16 %t same-granule
 // EXIT: 1
 // CHECK-OUT: in place
 // CHECK-ERROR: heap-buffer-overflow
