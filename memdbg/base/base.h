@@ -81,6 +81,7 @@ void *md_internal_alloc(size_t size, size_t align) MEMDBG_HIDDEN;
 void *md_internal_realloc(void *p, size_t size) MEMDBG_HIDDEN;
 size_t md_internal_usable(const void *p) MEMDBG_HIDDEN;
 bool md_is_internal(const void *p) MEMDBG_HIDDEN;
+void md_reserve_dontdump_unwritten(int *calls_left) MEMDBG_HIDDEN;
 void md_internal_init(void) MEMDBG_HIDDEN;
 void md_internal_fork_child(void) MEMDBG_HIDDEN;
 bool md_is_metadata(uintptr_t lo, uintptr_t hi) MEMDBG_HIDDEN;

@@ -51,6 +51,38 @@ void *md_reserve(size_t bytes, const char *what)
     return p + MD_PAGE;
 }
 
+/* Core dumps (core_dump.c): the pages of every reservation never
+ * written (mincore: not resident) are left out, in runs of at least 16
+ * pages, at most *calls_left madvise calls.  A written page the kernel
+ * swapped out is left out too. */
+void md_reserve_dontdump_unwritten(int *calls_left)
+{
+    static unsigned char vec[4096];
+    for (int i = 0; i < nregions; i++) {
+        uintptr_t lo = regions[i].lo + MD_PAGE, hi = regions[i].hi - MD_PAGE, run = 0;
+        bool in_run = false;
+        for (uintptr_t a = lo; a < hi && *calls_left > 0;) {
+            size_t n = (hi - a) >> MD_PAGE_SHIFT;
+            if (n > sizeof vec) n = sizeof vec;
+            if (mincore((void *)a, n << MD_PAGE_SHIFT, vec) != 0) break;
+            for (size_t k = 0; k <= n; k++) {
+                uintptr_t pa = a + (k << MD_PAGE_SHIFT);
+                bool absent = k < n ? !(vec[k] & 1) : false;
+                if (k == n && pa < hi) break;   /* the run goes on in the next chunk */
+                if (absent && !in_run) run = pa, in_run = true;
+                if (!absent && in_run) {
+                    in_run = false;
+                    if (pa - run >= 16 * MD_PAGE && *calls_left > 0) {
+                        (*calls_left)--;
+                        madvise((void *)run, pa - run, MADV_DONTDUMP);
+                    }
+                }
+            }
+            a += n << MD_PAGE_SHIFT;
+        }
+    }
+}
+
 static void pool_init(void)
 {
     size_t want = md_opt.arena_size / 16;

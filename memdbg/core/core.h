@@ -234,4 +234,7 @@ bool md_check_padding(struct md_slot *s, uintptr_t *bad) MEMDBG_HIDDEN;
 size_t md_padding_damage(const struct md_slot *s, uintptr_t bad, uintptr_t *lo) MEMDBG_HIDDEN;
 uint32_t md_overflow_from_below(const struct md_slot *s, uintptr_t *bad) MEMDBG_HIDDEN;
 
+/* Before dying of a signal: leave unused heap and metadata out of the core (core_dump.c). */
+void md_core_trim(void) MEMDBG_HIDDEN;
+
 #endif

@@ -358,6 +358,7 @@ void md_error_finish(bool fatal)
         sigemptyset(&set);
         sigaddset(&set, SIGABRT);
         sigprocmask(SIG_UNBLOCK, &set, 0);
+        md_core_trim();
         raise(SIGABRT);
     }
     _exit(md_opt.exitcode);

@@ -210,6 +210,7 @@ static void die_by_default(int sig, siginfo_t *si, bool refaults)
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     __sigaction(sig, &dfl, 0);
+    md_core_trim();   /* the core holds the program, not the heap's reservations */
     if (refaults) return;   /* the access runs again on return and faults into the default action */
     /* A sent signal (or a kernel-sent one with no access to repeat): send
      * it again, with its siginfo, to this thread; it stays pending while

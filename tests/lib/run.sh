@@ -194,6 +194,35 @@ t_underflow_padding_range() {   # found at free: the whole damaged range and its
     rc_is 1 && first_line_is heap-buffer-underflow && has '^WRITE of size 4 at 0x' &&
     has 'is located 4 bytes before 16-byte region' && has 'found when it was freed'
 }
+# Cores: the heap's unused reservation and metadata stay out, live blocks
+# stay in (a marker in one).  Needs a core file in the current directory
+# (kernel.core_pattern "core..." without a pipe) and ulimit -c unlimited.
+core_skip=""
+case "$(cat /proc/sys/kernel/core_pattern 2>/dev/null)" in
+    '|'* | */*) core_skip="kernel.core_pattern is not a file in the current directory" ;;
+    '') core_skip="no /proc/sys/kernel/core_pattern" ;;
+esac
+( ulimit -c unlimited ) 2>/dev/null || core_skip="ulimit -c unlimited not allowed"
+core_of() {   # core_of OPTIONS MODE: runs t_core in a new directory; CORE: the core's path
+    local d="$WORK/core.$2"
+    rm -rf "$d" && mkdir -p "$d" || return 1
+    ( cd "$d" && ulimit -c unlimited && run "$1" "$T/t_core" "$2"; echo "$RC" >"$d/rc" ) 2>/dev/null
+    RC=$(cat "$d/rc")
+    CORE=$(ls "$d"/core* 2>/dev/null | head -n 1)
+}
+t_core_small() {
+    local size mode rc
+    for mode in segv:139 abort:134; do
+        rc=${mode#*:} mode=${mode%:*}
+        core_of "abort_on_error=1" $mode
+        rc_is $rc && [ -n "$CORE" ] || { fail "$mode: no core file"; return 1; }
+        size=$(stat -c %s "$CORE")
+        echo "#   $mode: core apparent size $size bytes"
+        [ "$size" -lt $((512 << 20)) ] || { fail "$mode: core of $size bytes"; return 1; }
+        grep -qa 'memdbg-core-live-marker' "$CORE" || { fail "$mode: the live block is not in the core"; return 1; }
+        rm -f "$CORE"
+    done
+}
 # gdb: `break memdbg_break` stops before every report, with the program's
 # frames in the backtrace (a fault's and a double free's).
 gdb_break() {   # gdb_break PROGRAM ARGS...: batch gdb run to the first memdbg_break
@@ -787,6 +816,7 @@ tap "operator new: 16-byte alignment from 16 bytes on, aligned new as asked" t_n
 tap "heap-buffer-underflow found at free names the whole damaged range" t_underflow_padding_range
 if need gdb; then tap "gdb: break memdbg_break stops before the report" t_gdb_break
 else tap "gdb: break memdbg_break stops before the report" t_gdb_break "gdb not installed"; fi
+tap "cores leave the heap's unused reservation out, keep live blocks" t_core_small "$core_skip"
 tap "realloc of page-sized blocks moves pages (nonlinear) or copies (others)" t_realloc_pages_move
 # ------------------------------------------ leak scan roots, suppressions, LSan interface
 # Roots are the loaded objects' writable segments, thread stacks, TLS and
