@@ -94,21 +94,28 @@ kv() { sed -n "s/^$2=//p" "$1" 2>/dev/null | head -n 1; }
 usage_run() {
 	cat <<EOF
 usage: $prog run [--backend auto|nonlinear|guard|mprotect] [--options 'key=value:...']
-                 [--log DIR] -- program [args...]
+                 [--log DIR] [--follow-children=no|yes] -- program [args...]
 
 Runs program with LD_PRELOAD=$lib.
   --backend B    the heap backend (option backend=B)
   --options O    libmemdbg options (libmemdbg(7)); appended to MEMDBG_OPTIONS
                  from the environment, later keys win
   --log DIR      write reports to DIR/memdbg.PID instead of stderr
+  --follow-children=no|yes
+                 whether the programs it executes run under memdbg too
+                 (default no, as valgrind: option follow_children=0)
 Exit status: the program's (libmemdbg's exitcode, 1 by default, after a report).
 EOF
 }
 
 cmd_run() {
+	add_opt follow_children=0   # valgrind's default: --follow-children=yes (or --options) overrides
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-h | --help) usage_run; exit 0 ;;
+		--follow-children=yes) add_opt follow_children=1; shift ;;
+		--follow-children=no) add_opt follow_children=0; shift ;;
+		--follow-children=*) die "--follow-children takes yes or no" ;;
 		--backend) need_arg "$1" $#; check_backend "$2"; add_opt "backend=$2"; shift 2 ;;
 		--backend=*) check_backend "${1#*=}"; add_opt "backend=${1#*=}"; shift ;;
 		--options) need_arg "$1" $#; add_opt "$2"; shift 2 ;;

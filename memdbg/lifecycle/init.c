@@ -36,6 +36,7 @@ static void print_startup(void)
 static void do_init(void)
 {
     md_options_init();   /* first: reservation sizes follow arena_size */
+    md_children_init();
     md_internal_init();
     md_save_stderr();
     md_depot_init();

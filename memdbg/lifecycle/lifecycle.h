@@ -10,4 +10,7 @@ void md_fork_init(void) MEMDBG_HIDDEN;
 /* fork child: fn(may_lock) after the heap is the child's (fork.c) */
 void md_fork_set_caches_child(void (*fn)(bool may_lock)) MEMDBG_HIDDEN;
 
+/* follow_children=0: libmemdbg leaves LD_PRELOAD at start (children.c). */
+void md_children_init(void) MEMDBG_HIDDEN;
+
 #endif

@@ -223,6 +223,21 @@ t_core_small() {
         rm -f "$CORE"
     done
 }
+# memdbg run checks the program it runs, not the programs that one
+# executes (unless --follow-children=yes): a set -e script whose tools
+# leak (t_leak, sort) finishes.
+t_follow_children() {
+    local script='set -e; "$0" >/dev/null; sort </dev/null; echo "preload=${LD_PRELOAD:-}"; echo finished'
+    ( timeout "$TEST_TIMEOUT" "$MEMDBG" run -- bash -c "$script" "$T/t_leak" >"$OUT" 2>"$ERR" </dev/null ); RC=$?
+    rc_is 0 && out_has '^preload=$' && out_has '^finished$' && hasnt 'ERROR: memdbg' || return 1
+    ( timeout "$TEST_TIMEOUT" "$MEMDBG" run --follow-children=yes -- bash -c "$script" "$T/t_leak" >"$OUT" 2>"$ERR" </dev/null ); RC=$?
+    rc_is 1 && has 'ERROR: memdbg: detected memory leaks' && section_has '^Direct leak of 1000' malloc leak_big main &&
+    ! grep -q '^finished$' "$OUT" || { fail "the script went on after a leak"; return 1; }
+    # the library option alone, for LD_PRELOAD users; other preloads stay
+    ( LD_PRELOAD="$LIB /lib/x86_64-linux-gnu/libc.so.6" MEMDBG_OPTIONS=follow_children=0 \
+        bash -c 'echo "preload=$LD_PRELOAD"' >"$OUT" 2>"$ERR" </dev/null ); RC=$?
+    rc_is 0 && out_has '^preload=/lib/x86_64-linux-gnu/libc.so.6$'
+}
 # gdb: `break memdbg_break` stops before every report, with the program's
 # frames in the backtrace (a fault's and a double free's).
 gdb_break() {   # gdb_break PROGRAM ARGS...: batch gdb run to the first memdbg_break
@@ -814,6 +829,7 @@ tap "x[n] after malloc/calloc/realloc/strdup(n) faults at the read (even n; ever
 tap "blocks keep the alignment of their size; alignment=16 keeps the slack" t_natural_align_values
 tap "operator new: 16-byte alignment from 16 bytes on, aligned new as asked" t_new_align
 tap "heap-buffer-underflow found at free names the whole damaged range" t_underflow_padding_range
+tap "memdbg run: exec'd programs run without memdbg unless --follow-children=yes" t_follow_children
 if need gdb; then tap "gdb: break memdbg_break stops before the report" t_gdb_break
 else tap "gdb: break memdbg_break stops before the report" t_gdb_break "gdb not installed"; fi
 tap "cores leave the heap's unused reservation out, keep live blocks" t_core_small "$core_skip"
