@@ -3,7 +3,7 @@
  * block writable, and errno / return values for bad arguments. */
 
 // TEST: every alignment function, errno on bad alignment
-// RUN: %memdbg %t
+// RUN: %memdbg -o alignment=16 %t
 // EXIT: 0
 // CHECK-NOT: ERROR: memdbg
 // CHECK-NOT: WARNING
