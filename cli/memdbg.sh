@@ -129,7 +129,24 @@ cmd_run() {
 	done
 	need_program "$@"
 	need_lib
+	warn_unchecked "$1"
 	exec_under_memdbg "$@"
+}
+
+# LD_PRELOAD does nothing for a statically linked program, and the loader
+# ignores it for a setuid/setgid one run by another user: say so, once,
+# rather than run it unchecked in silence.
+warn_unchecked() {
+	path=$(command -v -- "$1" 2>/dev/null) || return 0
+	case $path in /*) ;; *) return 0 ;; esac   # a builtin or function
+	[ -f "$path" ] && [ "$(head -c 4 -- "$path" 2>/dev/null | tail -c 3)" = ELF ] || return 0
+	if { [ -u "$path" ] && [ "$(stat -c %u -- "$path")" != "$(id -u)" ]; } ||
+		{ [ -g "$path" ] && [ "$(stat -c %g -- "$path")" != "$(id -g)" ]; }; then
+		printf '%s: warning: %s is setuid/setgid: the loader ignores LD_PRELOAD for it, so memdbg checks nothing\n' "$prog" "$path" >&2
+	elif command -v ldd >/dev/null 2>&1 && ldd -- "$path" 2>&1 | grep -q -e 'statically linked' -e 'not a dynamic executable'; then
+		printf '%s: warning: %s is statically linked: LD_PRELOAD has no effect on it, so memdbg checks nothing\n' "$prog" "$path" >&2
+	fi
+	return 0
 }
 
 set_log() {

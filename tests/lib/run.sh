@@ -238,6 +238,13 @@ t_follow_children() {
         bash -c 'echo "preload=$LD_PRELOAD"' >"$OUT" 2>"$ERR" </dev/null ); RC=$?
     rc_is 0 && out_has '^preload=/lib/x86_64-linux-gnu/libc.so.6$'
 }
+t_run_static_warning() {   # memdbg run says when LD_PRELOAD cannot work (a static ldconfig)
+    ( timeout "$TEST_TIMEOUT" "$MEMDBG" run -- /sbin/ldconfig --version >"$OUT" 2>"$ERR" </dev/null ); RC=$?
+    rc_is 0 && [ "$(grep -c 'warning: /sbin/ldconfig is statically linked' "$ERR")" = 1 ] ||
+        { fail "no one-line warning"; return 1; }
+    ( timeout "$TEST_TIMEOUT" "$MEMDBG" run -- /bin/true >"$OUT" 2>"$ERR" </dev/null ); RC=$?
+    rc_is 0 && hasnt warning
+}
 # gdb: `break memdbg_break` stops before every report, with the program's
 # frames in the backtrace (a fault's and a double free's).
 gdb_break() {   # gdb_break PROGRAM ARGS...: batch gdb run to the first memdbg_break
@@ -832,6 +839,9 @@ tap "heap-buffer-underflow found at free names the whole damaged range" t_underf
 tap "memdbg run: exec'd programs run without memdbg unless --follow-children=yes" t_follow_children
 if need gdb; then tap "gdb: break memdbg_break stops before the report" t_gdb_break
 else tap "gdb: break memdbg_break stops before the report" t_gdb_break "gdb not installed"; fi
+if ldd /sbin/ldconfig 2>&1 | grep -q 'statically linked'; then
+    tap "memdbg run warns once for a statically linked program" t_run_static_warning
+else tap "memdbg run warns once for a statically linked program" t_run_static_warning "no static /sbin/ldconfig"; fi
 tap "cores leave the heap's unused reservation out, keep live blocks" t_core_small "$core_skip"
 tap "realloc of page-sized blocks moves pages (nonlinear) or copies (others)" t_realloc_pages_move
 # ------------------------------------------ leak scan roots, suppressions, LSan interface
