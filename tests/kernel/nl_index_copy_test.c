@@ -16,47 +16,6 @@
 
 #include "nonlinear_util.h"
 
-#define SLAB_DIR "/sys/kernel/slab/radix_tree_node"
-
-/*
- * radix_tree_node objects in use, after the cache gave back its empty
- * slabs and the per-CPU slabs were flushed; -1 if unreadable.  xarray
- * nodes are freed after an RCU grace period: the count is read every
- * 100 ms until it has not fallen for 5 readings (at most 5 s).
- */
-static long radix_nodes(void)
-{
-	long last = -1, now;
-	int steady = 0;
-
-	for (int i = 0; i < 50; i++) {
-		char line[512], name[64];
-		long n;
-		FILE *f;
-
-		now = -1;
-		nl_write_file(SLAB_DIR "/shrink", "1");
-		f = fopen("/proc/slabinfo", "r");
-		if (!f)
-			return -1;
-		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "%63s %ld", name, &n) == 2 &&
-			    !strcmp(name, "radix_tree_node")) {
-				now = n;
-				break;
-			}
-		fclose(f);
-		if (now < 0)
-			return -1;
-		steady = last >= 0 && now >= last ? steady + 1 : 0;
-		if (steady == 5)
-			return now;
-		last = now;
-		usleep(100000);
-	}
-	return last;
-}
-
 #define FORK_PAGES 8192
 #define PIECES 256
 
@@ -75,11 +34,11 @@ TEST(fork_copies_each_piece_range_only)
 
 	if (!nonlinear_supported())
 		SKIP(return, "no nonlinear remap_file_pages() on this kernel");
-	if (radix_nodes() < 0 || access(SLAB_DIR "/shrink", W_OK))
-		SKIP(return, "needs /proc/slabinfo and " SLAB_DIR "/shrink (root, SLUB)");
+	if (nl_radix_nodes() < 0 || access(NL_RADIX_SLAB_DIR "/shrink", W_OK))
+		SKIP(return, "needs /proc/slabinfo and " NL_RADIX_SLAB_DIR "/shrink (root, SLUB)");
 	fd = nl_memfd("nl_fork", FORK_PAGES, false);
 	ASSERT_LE(0, fd);
-	n0 = radix_nodes();
+	n0 = nl_radix_nodes();
 	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ASSERT_NE(MAP_FAILED, map);
 	for (i = 0; i < FORK_PAGES; i++)
@@ -89,7 +48,7 @@ TEST(fork_copies_each_piece_range_only)
 	for (i = 1; i < PIECES; i += 2)
 		ASSERT_EQ(0, mprotect(map + i * per * page, per * page, PROT_READ));
 	ASSERT_EQ(PIECES, nl_count_vmas(map, len));
-	n1 = radix_nodes();
+	n1 = nl_radix_nodes();
 	ASSERT_EQ(0, pipe(go));
 	t0 = nl_now();
 	pid = fork();
@@ -107,7 +66,7 @@ TEST(fork_copies_each_piece_range_only)
 		_exit(0);
 	}
 	took = nl_now() - t0;
-	n2 = radix_nodes();
+	n2 = nl_radix_nodes();
 	close(go[0]);
 	ASSERT_EQ(1, write(go[1], "x", 1));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));

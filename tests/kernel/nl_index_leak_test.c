@@ -27,47 +27,6 @@
 #define NODE_SLACK 200	/* radix_tree_node objects of noise */
 #define MEMCG_SLACK (1L << 20)	/* bytes of noise in memory.current */
 
-#define SLAB_DIR "/sys/kernel/slab/radix_tree_node"
-
-/*
- * radix_tree_node objects in use, after the cache gave back its empty
- * slabs and the per-CPU slabs were flushed; -1 if unreadable.  xarray
- * nodes are freed after an RCU grace period: the count is read every
- * 100 ms until it has not fallen for 5 readings (at most 5 s).
- */
-static long radix_nodes(void)
-{
-	long last = -1, now;
-	int steady = 0;
-
-	for (int i = 0; i < 50; i++) {
-		char line[512], name[64];
-		long n;
-		FILE *f;
-
-		now = -1;
-		nl_write_file(SLAB_DIR "/shrink", "1");
-		f = fopen("/proc/slabinfo", "r");
-		if (!f)
-			return -1;
-		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "%63s %ld", name, &n) == 2 &&
-			    !strcmp(name, "radix_tree_node")) {
-				now = n;
-				break;
-			}
-		fclose(f);
-		if (now < 0)
-			return -1;
-		steady = last >= 0 && now >= last ? steady + 1 : 0;
-		if (steady == 5)
-			return now;
-		last = now;
-		usleep(100000);
-	}
-	return last;
-}
-
 /* The number a file such as memory.current holds; -1 if unreadable */
 static long long read_number(const char *path)
 {
@@ -165,8 +124,8 @@ FIXTURE_SETUP(leak)
 		SKIP(return, "no nonlinear remap_file_pages() on this kernel");
 	if (debug_kernel())
 		SKIP(return, "KASAN keeps freed objects in its quarantine, so slab counts do not fall");
-	if (radix_nodes() < 0 || access(SLAB_DIR "/shrink", W_OK))
-		SKIP(return, "needs /proc/slabinfo and " SLAB_DIR "/shrink (root, SLUB)");
+	if (nl_radix_nodes() < 0 || access(NL_RADIX_SLAB_DIR "/shrink", W_OK))
+		SKIP(return, "needs /proc/slabinfo and " NL_RADIX_SLAB_DIR "/shrink (root, SLUB)");
 }
 
 FIXTURE_TEARDOWN(leak)
@@ -192,13 +151,13 @@ TEST_F(leak, failed_faults_leave_no_slot)
 	for (i = 0; i < PAGES; i++)
 		ASSERT_EQ(0, nl_remap(map + i * page, page, 0, (PAGES - 1 - i) * STRIDE, MAP_NONBLOCK));
 	ASSERT_EQ(0, ftruncate(fd, 0));
-	before = radix_nodes();
+	before = nl_radix_nodes();
 	for (int round = 0; round < 3; round++)
 		for (i = 0; i < PAGES; i++)
 			sigbus += nl_probe(map + i * page, NULL, false, 0) == SIGBUS;
-	after = radix_nodes();
+	after = nl_radix_nodes();
 	munmap(map, len);
-	gone = radix_nodes();
+	gone = nl_radix_nodes();
 	printf("# radix_tree_node objects: %ld before, %ld after %ld failed faults, %ld after munmap\n",
 	       before, after, sigbus, gone);
 	EXPECT_EQ(3 * PAGES, sigbus);
@@ -220,9 +179,9 @@ TEST_F(leak, exit_frees_index_nodes)
 	long before, after;
 
 	ASSERT_EQ(0, run_processes());	/* warm up the caches */
-	before = radix_nodes();
+	before = nl_radix_nodes();
 	ASSERT_EQ(0, run_processes());
-	after = radix_nodes();
+	after = nl_radix_nodes();
 	printf("# radix_tree_node objects: %ld before, %ld after %d processes\n",
 	       before, after, RUNS);
 	EXPECT_GT(before + NODE_SLACK, after)
@@ -259,7 +218,7 @@ TEST_F(leak, exit_uncharges_memcg)
 	snprintf(path, sizeof(path), "%s/memory.current", cg);
 	/* Freed objects are uncharged through RCU and per-CPU stocks */
 	for (int i = 0; i < 20; i++) {
-		radix_nodes();
+		nl_radix_nodes();
 		current = read_number(path);
 		if (current >= 0 && current < MEMCG_SLACK)
 			break;

@@ -681,4 +681,45 @@ static inline void nl_print_kernel(const char *prog)
 		return test_harness_run(argc, argv);    \
 	}
 
+#define NL_RADIX_SLAB_DIR "/sys/kernel/slab/radix_tree_node"
+
+/*
+ * radix_tree_node objects in use, after the cache gave back its empty
+ * slabs and the per-CPU slabs were flushed; -1 if unreadable.  xarray
+ * nodes are freed after an RCU grace period: the count is read every
+ * 100 ms until it has not fallen for 5 readings (at most 5 s).
+ */
+static inline long nl_radix_nodes(void)
+{
+	long last = -1, now;
+	int steady = 0;
+
+	for (int i = 0; i < 50; i++) {
+		char line[512], name[64];
+		long n;
+		FILE *f;
+
+		now = -1;
+		nl_write_file(NL_RADIX_SLAB_DIR "/shrink", "1");
+		f = fopen("/proc/slabinfo", "r");
+		if (!f)
+			return -1;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "%63s %ld", name, &n) == 2 &&
+			    !strcmp(name, "radix_tree_node")) {
+				now = n;
+				break;
+			}
+		fclose(f);
+		if (now < 0)
+			return -1;
+		steady = last >= 0 && now >= last ? steady + 1 : 0;
+		if (steady == 5)
+			return now;
+		last = now;
+		usleep(100000);
+	}
+	return last;
+}
+
 #endif /* NONLINEAR_UTIL_H */
