@@ -65,6 +65,7 @@ static void child(void)
     md_heap.lock = held_by_interrupted_call ? md_token() : 0;
     md_report_fd_reset();
     md_memo_fork_child();
+    md_unwind_fds_fork_child();
     md_internal_fork_child();
     if (md_heap.initialized) {
         if (md_heap.backend->fork_prepare &&
