@@ -33,7 +33,12 @@ int md_capture_stack_from_ucontext(void *uc, uintptr_t *frames, int max) MEMDBG_
 bool md_unwind_begin(void) MEMDBG_HIDDEN;
 void md_unwind_end(void) MEMDBG_HIDDEN;
 void md_unwind_fds_init(void *libunwind_function) MEMDBG_HIDDEN;
-void md_unwind_fds_fork_child(void) MEMDBG_HIDDEN;   /* the pipe lock's holder is gone */
+/* fork(): prepare waits until no thread is inside libunwind (whose locks
+ * no fork handler resets) and holds new unwinds back; parent and child
+ * open the gate again. */
+void md_unwind_fork_prepare(void) MEMDBG_HIDDEN;
+void md_unwind_fork_parent(void) MEMDBG_HIDDEN;
+void md_unwind_fds_fork_child(void) MEMDBG_HIDDEN;
 /* The program installed a signal handler (signals.c): unwinds block signals. */
 void md_unwind_note_program_handler(void) MEMDBG_HIDDEN;
 void md_stacktrace_init(void) MEMDBG_HIDDEN;

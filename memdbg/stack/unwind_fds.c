@@ -73,6 +73,8 @@ static ino_t pipe_ino;
 static uintptr_t unwind_text_lo, unwind_text_hi;   /* libunwind's code */
 static int program_handlers;          /* the program installed a signal handler */
 static bool calls_seen_direct;        /* libunwind's read/close/pipe2 reach us first */
+static int fork_gate;                 /* a fork is waiting or in progress */
+static int unwinds_in_flight;         /* threads between the fork gate and md_unwind_end */
 
 void md_unwind_note_program_handler(void)
 {
@@ -171,6 +173,8 @@ static void unlock_pipe(void)
 void md_unwind_fds_fork_child(void)
 {
     pipe_lock = 0;
+    __atomic_store_n(&unwinds_in_flight, unwinding ? 1 : 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&fork_gate, 0, __ATOMIC_RELEASE);
 }
 
 /* libunwind's pipe: the one another thread made meanwhile if it is still
@@ -271,12 +275,52 @@ MEMDBG_API int sigprocmask(int how, const sigset_t *set, sigset_t *old)
     return 0;
 }
 
+/* fork() and libunwind.  libunwind's global cache lock is a mutex that no
+ * fork handler resets: a child forked while another thread steps a frame
+ * under it waits for it forever at its first unwind.  So a fork waits
+ * until no thread is inside libunwind, and holds new unwinds back at the
+ * gate until it is done.  A thread that holds the heap lock does not wait
+ * at the gate (the fork waits for that lock next): it skips its unwind. */
+
+static bool pass_fork_gate(void)
+{
+    for (;;) {
+        while (__atomic_load_n(&fork_gate, __ATOMIC_ACQUIRE)) {
+            if (md_heap_lock_mine()) return false;
+            sched_yield();
+        }
+        __atomic_add_fetch(&unwinds_in_flight, 1, __ATOMIC_SEQ_CST);
+        if (!__atomic_load_n(&fork_gate, __ATOMIC_SEQ_CST)) return true;
+        __atomic_sub_fetch(&unwinds_in_flight, 1, __ATOMIC_SEQ_CST);
+    }
+}
+
+void md_unwind_fork_prepare(void)
+{
+    __atomic_store_n(&fork_gate, 1, __ATOMIC_SEQ_CST);
+    /* A fork from a handler that interrupted this thread's own unwind
+     * (a fault inside it) counts that unwind as its own. */
+    int own = unwinding ? 1 : 0;
+    /* Bounded: a thread stuck inside libunwind must not hang the fork
+     * (its child may then hang as before, nothing worse). */
+    for (long spins = 0; spins < 2000000; spins++) {
+        if (__atomic_load_n(&unwinds_in_flight, __ATOMIC_SEQ_CST) <= own) return;
+        sched_yield();
+    }
+}
+
+void md_unwind_fork_parent(void)
+{
+    __atomic_store_n(&fork_gate, 0, __ATOMIC_RELEASE);
+}
+
 bool md_unwind_begin(void)
 {
     if (unwinding) return false;   /* a handler interrupted memdbg's unwind */
     if (!calls_seen_direct && pipe_fd[0] >= 0 &&
         (!fd_still_ours(pipe_fd[0]) || !fd_still_ours(pipe_fd[1])))
         return false;   /* the program has the pipe's numbers: no unwind */
+    if (!pass_fork_gate()) return false;
     /* Blocked before `unwinding` is set: no handler of the program's runs
      * while it is. */
     if (__atomic_load_n(&program_handlers, __ATOMIC_RELAXED))
@@ -294,4 +338,5 @@ void md_unwind_end(void)
         errno = saved;
     }
     unwinding = 0;
+    __atomic_sub_fetch(&unwinds_in_flight, 1, __ATOMIC_SEQ_CST);
 }
