@@ -81,6 +81,31 @@
 // CHECK-STACK: ^Direct leak of 24 | malloc | lost_frozen | kernel_writes | main
 // CHECK: ^SUMMARY: memdbg: 24 byte\(s\) leaked in 1 allocation\(s\)\.$
 //
+// In compact mode the block's own virtual page becomes read-only; the
+// other blocks of its file page stay writable through their own pages.
+// TEST: freeze: compact mode freezes the block's own page only
+// REQUIRES: backend=nonlinear
+// RUN: %memdbg -o compact=1 %t compact
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-OUT: ^compact ok$
+// RUN: %memdbg -o compact=1 %t stray
+// EXIT: 1
+// CHECK-ERROR: write-to-frozen-block
+// CHECK-STACK: ^frozen by thread T0 here: | freeze_table | main
+// CHECK-STACK: ^allocated by thread T0 here: | malloc | build_table | main
+//
+// The guard backend's frozen block is a VMA of its own: the program takes
+// most of vm.max_map_count itself (cheap untouched mappings), then freezes
+// until memdbg refuses with ENOMEM, warned once, never a crash.
+// TEST: freeze: guard backend refuses with ENOMEM before vm.max_map_count
+// REQUIRES: backend=guard
+// RUN: %memdbg %t limit
+// EXIT: 0
+// CHECK-COUNT: 1 WARNING: memdbg: memdbg_freeze stops at about [0-9]+ VMAs of vm.max_map_count=[0-9]+
+// CHECK-OUT: ^limit ok ENOMEM after [0-9]+ freezes, again after a thaw$
+// CHECK-NOT: ERROR: memdbg
+//
 // TEST: freeze: without memdbg every call is ENOSYS
 // RUN: %t nosys
 // EXIT: 0
@@ -94,6 +119,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -350,6 +376,64 @@ static void kernel_writes(void)
     lost_frozen();
 }
 
+/* compact: neighbours sharing the frozen block's file page stay writable */
+static void compact(void)
+{
+    char *b[8];
+    for (int i = 0; i < 8; i++) {
+        b[i] = malloc(40);
+        memset(b[i], i, 40);
+    }
+    EXPECT(memdbg_freeze(b[3]) == 0);
+    for (int i = 0; i < 8; i++)
+        if (i != 3) memset(b[i], 0x55, 40);
+    EXPECT(b[3][39] == 3);
+    EXPECT(memdbg_thaw(b[3]) == 0);
+    b[3][0] = 1;
+    for (int i = 0; i < 8; i++) free(b[i]);
+    if (!fails) puts("compact ok");
+}
+
+static long count_maps(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    long n = 0;
+    int c;
+    while ((c = getc(f)) != EOF) n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+static void limit(void)
+{
+    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+    long max = 0;
+    if (!f || fscanf(f, "%ld", &max) != 1) { puts("no max_map_count"); return; }
+    fclose(f);
+    /* leave room for about 300 frozen blocks under memdbg's 7/8 limit */
+    long take = (max - max / 8 - count_maps() - 600) / 2;
+    if (take > 0) {
+        char *r = mmap(0, (size_t)(2 * take + 1) * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        for (long i = 0; i < take; i++)
+            mmap(r + (2 * i + 1) * 4096, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    }
+    enum { MAXB = 2000 };
+    static char *b[MAXB];
+    int n = 0, err = 0;
+    for (; n < MAXB; n++) {
+        b[n] = malloc(16);
+        if (memdbg_freeze(b[n]) != 0) { err = errno; break; }
+    }
+    EXPECT(err == ENOMEM && n > 100 && n < MAXB);
+    errno = 0;
+    EXPECT(memdbg_freeze(b[n]) == -1 && errno == ENOMEM);   /* again, no second warning */
+    EXPECT(memdbg_thaw(b[0]) == 0);
+    EXPECT(memdbg_freeze(b[n]) == 0);                        /* room again */
+    b[0][0] = 1;
+    for (int i = 0; i <= n && i < MAXB; i++) free(b[i]);
+    if (!fails) printf("limit ok %s after %d freezes, again after a thaw\n", err == ENOMEM ? "ENOMEM" : "?", n);
+}
+
 static void nosys(void)
 {
     int *p = malloc(4);
@@ -391,6 +475,10 @@ int main(int argc, char **argv)
         threads();
     } else if (!strcmp(mode, "kernel")) {
         kernel_writes();
+    } else if (!strcmp(mode, "compact")) {
+        compact();
+    } else if (!strcmp(mode, "limit")) {
+        limit();
     } else if (!strcmp(mode, "nosys")) {
         nosys();
     } else {
