@@ -160,5 +160,10 @@ void md_freeze_end(struct md_slot *s, struct md_stack *st, int dealloc)
         md_report_error(&e);
         if (md_opt.halt_on_error) md_error_finish(true);
     }
-    md_frozen_set(&s, 1, false);
+    if (md_frozen_set(&s, 1, false) != 1) {
+        /* the pages stay read-only (the kernel refused): free's own
+         * writes will fault and be reported; the slot's next block must
+         * not start frozen */
+        __atomic_fetch_and(&s->flags, (uint8_t)~SLOT_F_FROZEN, __ATOMIC_RELEASE);
+    }
 }

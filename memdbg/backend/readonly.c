@@ -117,6 +117,15 @@ uint32_t md_protect_mprotect_many(struct md_slot *const *slots, uint32_t n, bool
 
 /* ---- nonlinear: MAP_CHGPROT entries of the one VMA ---- */
 
+/* MAP_NONBLOCK: the entries only change the layout, and the next access
+ * of each page faults it in again (a read fault per frozen page).  The
+ * experiment MD_FREEZE_POPULATE has the call map the pages instead. */
+#ifdef MD_FREEZE_POPULATE
+#define FREEZE_NONBLOCK 0
+#else
+#define FREEZE_NONBLOCK MAP_NONBLOCK
+#endif
+
 static struct md_rfp_entry entries[MD_RFP_VECTOR_MAX];
 static uint32_t entry_slot[MD_RFP_VECTOR_MAX];   /* index in the caller's slots[] */
 static int vector_known;                          /* 0 unknown, 1 MAP_VECTOR, -1 none */
@@ -132,7 +141,7 @@ static uint32_t send_entries(uint32_t n)
     while (done < n) {
         if (vector_known > 0) {
             long r = syscall(SYS_remap_file_pages, entries + done, (unsigned long)(n - done), 0UL, 0UL,
-                             (unsigned long)(MAP_VECTOR | MAP_CHGPROT | MAP_NONBLOCK));
+                             (unsigned long)(MAP_VECTOR | MAP_CHGPROT | FREEZE_NONBLOCK));
             if (r > 0) { done += (uint32_t)r; continue; }
             if (errno == EINTR) continue;
             return done;

@@ -91,8 +91,10 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
         return;
     }
     md_with_report_stack(report_fault, &f);
-    /* reached only when the write goes on (halt_on_error=0) */
-    if (!md_frozen_thaw_at(addr)) md_error_finish(true);
+    /* reached only when the write goes on (halt_on_error=0): thawed here,
+     * outside the report lock, which is taken after the heap lock
+     * everywhere else */
+    if (!f.go_on || !md_frozen_thaw_at(addr)) md_error_finish(true);
     md_in_runtime--;
 }
 
