@@ -42,11 +42,21 @@ static inline void *memdbg__lookup(void **cache, const char *name)
     return fn;
 }
 
-typedef int (*memdbg__one_fn)(const void *);
+/* The functions never read through p: no "may be used uninitialized"
+ * warning for a block frozen before it is filled */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+#define MEMDBG__NO_ACCESS __attribute__((access(none, 1)))
+#define MEMDBG__NO_ACCESS3 __attribute__((access(none, 3)))
+#else
+#define MEMDBG__NO_ACCESS
+#define MEMDBG__NO_ACCESS3
+#endif
+
+typedef int (*memdbg__one_fn)(const void *) MEMDBG__NO_ACCESS;
 typedef int (*memdbg__many_fn)(const void *const *, size_t);
 typedef int (*memdbg__void_fn)(void);
 
-static inline int memdbg__one(void **cache, const char *name, const void *p)
+MEMDBG__NO_ACCESS3 static inline int memdbg__one(void **cache, const char *name, const void *p)
 {
     void *sym = memdbg__lookup(cache, name);
     memdbg__one_fn fn;
@@ -74,14 +84,14 @@ static inline int memdbg__many(void **cache, const char *name, const void *const
  * -1 and errno: EINVAL p is in no live memdbg heap block; ENOSYS memdbg
  * is not running; ENOTSUP the backend cannot freeze; ENOMEM a VMA or
  * memory limit (mprotect-based backends: near vm.max_map_count). */
-static inline int memdbg_freeze(const void *p)
+MEMDBG__NO_ACCESS static inline int memdbg_freeze(const void *p)
 {
     static void *fn;
     return memdbg__one(&fn, "memdbg_freeze", p);
 }
 
 /* 0: the block containing p is writable again (or was not frozen). */
-static inline int memdbg_thaw(const void *p)
+MEMDBG__NO_ACCESS static inline int memdbg_thaw(const void *p)
 {
     static void *fn;
     return memdbg__one(&fn, "memdbg_thaw", p);
@@ -103,7 +113,7 @@ static inline int memdbg_thaw_many(const void *const *blocks, size_t n)
 }
 
 /* 1 frozen, 0 not; -1 and errno as memdbg_freeze. */
-static inline int memdbg_is_frozen(const void *p)
+MEMDBG__NO_ACCESS static inline int memdbg_is_frozen(const void *p)
 {
     static void *fn;
     return memdbg__one(&fn, "memdbg_is_frozen", p);
@@ -122,6 +132,9 @@ static inline int memdbg_running(void)
     }
     return fn();
 }
+
+#undef MEMDBG__NO_ACCESS
+#undef MEMDBG__NO_ACCESS3
 
 #ifdef __cplusplus
 }
