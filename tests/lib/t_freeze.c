@@ -83,7 +83,7 @@
 //
 // In compact mode the block's own virtual page becomes read-only; the
 // other blocks of its file page stay writable through their own pages.
-// TEST: freeze: compact mode freezes the block's own page only
+// TEST: freeze: compact mode freezes the block's own page only, also in a fork child
 // REQUIRES: backend=nonlinear
 // RUN: %memdbg -o compact=1 %t compact
 // EXIT: 0
@@ -94,6 +94,12 @@
 // CHECK-ERROR: write-to-frozen-block
 // CHECK-STACK: ^frozen by thread T0 here: | freeze_table | main
 // CHECK-STACK: ^allocated by thread T0 here: | malloc | build_table | main
+// RUN: %memdbg -o compact=1 %t fork
+// EXIT: 0
+// CHECK-OUT: ^child frozen=1$
+// CHECK-OUT: ^child: exit 1$
+// CHECK-OUT: ^parent frozen=1 still 5$
+// CHECK-ERROR: write-to-frozen-block
 //
 // The guard backend's frozen block is a VMA of its own: the program takes
 // most of vm.max_map_count itself (cheap untouched mappings), then freezes
