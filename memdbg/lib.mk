@@ -18,16 +18,18 @@ MD_LDLIBS := -lunwind -ldw -lelf -lpthread -ldl -lstdc++
 MD_BASE_SRCS := memdbg/base/out.c memdbg/base/log.c memdbg/base/options.c memdbg/base/options_table.c memdbg/base/internal_alloc.c \
                 memdbg/base/runtime.c
 MD_SYS_SRCS := memdbg/sys/fd.c memdbg/sys/proc_maps.c memdbg/sys/madvise_vec.c memdbg/sys/x86_access.c
-MD_CORE_SRCS := memdbg/core/arena.c memdbg/core/quarantine.c memdbg/core/heap_lock.c memdbg/core/padding.c memdbg/core/core_dump.c
+MD_CORE_SRCS := memdbg/core/arena.c memdbg/core/quarantine.c memdbg/core/heap_lock.c memdbg/core/padding.c memdbg/core/core_dump.c \
+                memdbg/core/frozen.c
 MD_BACKEND_SRCS := memdbg/backend/select.c memdbg/backend/guard.c memdbg/backend/mprotect.c \
-                   memdbg/backend/nonlinear.c memdbg/backend/nonlinear_calls.c memdbg/backend/compact.c memdbg/backend/nonlinear_pool.c
+                   memdbg/backend/nonlinear.c memdbg/backend/nonlinear_calls.c memdbg/backend/compact.c memdbg/backend/nonlinear_pool.c \
+                   memdbg/backend/readonly.c
 MD_STACK_SRCS := memdbg/stack/stacktrace.c memdbg/stack/stackmemo.c memdbg/stack/stackdepot.c \
                  memdbg/stack/modules.c memdbg/stack/symbolize.c memdbg/stack/symcore.c \
                  memdbg/stack/unwind_fds.c
-MD_REPORT_SRCS := memdbg/report/report.c memdbg/report/fault.c memdbg/report/signals.c \
+MD_REPORT_SRCS := memdbg/report/report.c memdbg/report/fault.c memdbg/report/frozen_fault.c memdbg/report/signals.c \
                   memdbg/report/altstack.c memdbg/report/stats.c memdbg/report/stats_export.c
 MD_LIFECYCLE_SRCS := memdbg/lifecycle/init.c memdbg/lifecycle/fork.c memdbg/lifecycle/children.c
-MD_ALLOC_SRCS := memdbg/alloc/heap.c memdbg/alloc/slot_cache.c memdbg/alloc/deferred_free.c \
+MD_ALLOC_SRCS := memdbg/alloc/heap.c memdbg/alloc/slot_cache.c memdbg/alloc/deferred_free.c memdbg/alloc/freeze.c \
                  memdbg/alloc/leak_ignore.c
 MD_LEAK_SRCS := memdbg/leak/leaks.c memdbg/leak/leak_roots.c memdbg/leak/suppressions.c \
                 memdbg/leak/lsan_api.c
@@ -55,7 +57,7 @@ $(BUILD)/libmemdbg.so: $(MD_OBJS)
 # $(BUILD)/memdbg (the command) is built by cli/cli.mk.
 
 # ---- tests: built with symbols and frames so backtraces name functions ----
-MD_TEST_CFLAGS := -std=gnu11 -g -O0 -fno-omit-frame-pointer -fno-inline -Wall -Wno-unused-result \
+MD_TEST_CFLAGS := -std=gnu11 -g -O0 -fno-omit-frame-pointer -fno-inline -Iinclude -Wall -Wno-unused-result \
                   -Wno-free-nonheap-object -Wno-use-after-free -Wno-array-bounds -Wno-stringop-overflow \
                   -Wno-alloc-size-larger-than -Wno-mismatched-dealloc \
                   -Wno-unused-but-set-variable -Wno-unused-variable

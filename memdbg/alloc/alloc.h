@@ -14,6 +14,14 @@ void *md_realloc(void *p, size_t size) MEMDBG_HIDDEN;
 size_t md_usable_size(const void *p) MEMDBG_HIDDEN;
 
 
+/* ---- frozen blocks (freeze.c; the API is memdbg_freeze and kin) ---- */
+/* free or realloc of a frozen block, heap lock held: reported if
+ * report_free_frozen=1, then thawed. */
+void md_freeze_end(struct md_slot *s, struct md_stack *st, int dealloc) MEMDBG_HIDDEN;
+static inline void md_freeze_end_if_frozen(struct md_slot *s, struct md_stack *st, int dealloc) {
+    if (__builtin_expect(s->flags & SLOT_F_FROZEN, 0)) md_freeze_end(s, st, dealloc);
+}
+
 /* ---- per-thread caches of ready slots, deferred guards (slot_cache.c) ---- */
 #define MD_READY_CLASSES 16          /* classes whose data-page count is exact */
 /* A committed slot of data_pages pages for this thread (state SLOT_READY),

@@ -159,5 +159,6 @@ const struct md_backend md_backend_guard MEMDBG_HIDDEN = {
     .page_ops_unlocked = true,
     .slot_cache = true,
     .commit_extends = true,
+    .protect_many = md_protect_mprotect_many,
     /* .fork_prepare: none, a private arena is copied on write by fork */
 };

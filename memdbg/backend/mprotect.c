@@ -137,5 +137,6 @@ const struct md_backend md_backend_mprotect MEMDBG_HIDDEN = {
     .commit_many = mprotect_commit_many,
     .page_ops_unlocked = true,
     .slot_cache = true,
+    .protect_many = md_protect_mprotect_many,
     /* .fork_prepare: none, a private arena is copied on write by fork */
 };

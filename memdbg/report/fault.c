@@ -15,11 +15,11 @@
 /* A heap fault, reported on memdbg's own stack (md_with_report_stack):
  * the handler itself may be on a 16 KiB sigaltstack or a thread's small
  * stack, so nothing larger than a few words happens before the switch. */
-struct fault { siginfo_t *si; ucontext_t *uc; };
+struct fault { siginfo_t *si; ucontext_t *uc; bool go_on; };
 
 static void report_fault(void *arg)
 {
-    const struct fault *f = arg;
+    struct fault *f = arg;
     uintptr_t addr = (uintptr_t)f->si->si_addr;
     struct md_error_info e;
     memset(&e, 0, sizeof e);
@@ -41,6 +41,8 @@ static void report_fault(void *arg)
     e.slot = s && s->state != SLOT_UNUSED ? s : 0;
     if (!e.slot) {
         e.kind = ERR_UNKNOWN_CRASH;
+    } else if (s->state == SLOT_LIVE && e.access == 2 && md_frozen_covers(s, addr)) {
+        e.kind = ERR_FROZEN_WRITE;
     } else if (s->state == SLOT_LIVE) {
         e.kind = addr < s->user ? ERR_UNDERFLOW : ERR_OVERFLOW;
     } else if (addr >= s->user && addr < s->user + s->size) {
@@ -54,6 +56,12 @@ static void report_fault(void *arg)
         if (addr - s->user < s->size + MD_PAGE && addr >= s->user) e.kind = ERR_UAF;
     }
     md_report_error(&e);
+    /* halt_on_error=0: the write goes through (on_segv thaws the block) */
+    if (e.kind == ERR_FROZEN_WRITE && !md_opt.halt_on_error) {
+        md_frozen_site_reported(e.pc);
+        f->go_on = true;
+        return;
+    }
     md_error_finish(true);
 }
 
@@ -75,8 +83,19 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
         return;
     }
     md_in_runtime++;
-    struct fault f = { si, ucv };
+    struct fault f = { si, ucv, false };
+    /* a write into a block another thread thawed meanwhile, or one
+     * halt_on_error=0 lets through, is made again */
+    if (md_frozen_fault(si, ucv)) {
+        md_in_runtime--;
+        return;
+    }
     md_with_report_stack(report_fault, &f);
+    /* reached only when the write goes on (halt_on_error=0): thawed here,
+     * outside the report lock, which is taken after the heap lock
+     * everywhere else */
+    if (!f.go_on || !md_frozen_thaw_at(addr)) md_error_finish(true);
+    md_in_runtime--;
 }
 
 void md_fault_init(void)

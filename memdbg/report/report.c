@@ -71,6 +71,8 @@ static const char *const kind_names[] = {
     [ERR_BAD_FREE] = "bad-free",
     [ERR_MISMATCH] = "alloc-dealloc-mismatch",
     [ERR_UNKNOWN_CRASH] = "wild-access",
+    [ERR_FROZEN_WRITE] = "write-to-frozen-block",
+    [ERR_FREE_FROZEN] = "free-of-frozen-block",
 };
 
 static const char *alloc_name(int kind)
@@ -111,6 +113,20 @@ static void put_stack_id(struct md_buf *b, uint32_t id)
     const uintptr_t *f;
     int n = md_depot_get(id, &f);
     md_print_stack(b, f, n, false);
+}
+
+/* The stack that froze the block a write-to-frozen-block or a
+ * free-of-frozen-block is about (core/frozen.c keeps it). */
+static void put_frozen_by(struct md_buf *b, const struct md_error_info *e, const struct md_slot *s)
+{
+    if (e->kind != ERR_FROZEN_WRITE && e->kind != ERR_FREE_FROZEN) return;
+    const struct md_frozen_by *fb = md_frozen_by((uint32_t)(s - md_heap.slots));
+    if (!fb) return;
+    md_puts(b, "frozen by thread T");
+    md_putu(b, fb->tid);
+    md_puts(b, " here:\n");
+    put_stack_id(b, fb->stack);
+    md_putc(b, '\n');
 }
 
 /* "0x.. is located N bytes after|before|inside of M-byte region [a,b)" */
@@ -251,7 +267,7 @@ static void report_body(void *arg)
     md_putc(b, '\n');
 
     if (e->kind == ERR_OVERFLOW || e->kind == ERR_UNDERFLOW || e->kind == ERR_UAF ||
-        e->kind == ERR_UNKNOWN_CRASH) {
+        e->kind == ERR_UNKNOWN_CRASH || e->kind == ERR_FROZEN_WRITE) {
         md_puts(b, e->access == 2 ? "WRITE" : e->access == 1 ? "READ" : "ACCESS");
         if (e->access_size > 0) { md_puts(b, " of size "); md_putu(b, (unsigned)e->access_size); }
         else md_puts(b, " of unknown size");
@@ -280,6 +296,7 @@ static void report_body(void *arg)
             put_stack_id(b, s->free_stack);
             md_puts(b, "\npreviously allocated by thread T");
         } else {
+            put_frozen_by(b, e, s);
             md_puts(b, "allocated by thread T");
         }
         md_putu(b, s->alloc_tid);

@@ -6,11 +6,14 @@
 
 #include "core/core.h"
 #include "stack/stack.h"
+#include <signal.h>
 
 /* ---- reports (report.c) and the SIGSEGV handler (fault.c) ---- */
 enum md_error {
     ERR_OVERFLOW, ERR_UNDERFLOW, ERR_UAF, ERR_DOUBLE_FREE, ERR_BAD_FREE,
     ERR_MISMATCH, ERR_UNKNOWN_CRASH,
+    ERR_FROZEN_WRITE,           /* a write into a block memdbg_freeze made read-only */
+    ERR_FREE_FROZEN,            /* free or realloc of a frozen block (report_free_frozen=1) */
 };
 struct md_error_info {
     int kind;
@@ -26,6 +29,15 @@ struct md_error_info {
 void md_report_error(const struct md_error_info *e) MEMDBG_HIDDEN;
 void md_error_finish(bool fatal) MEMDBG_HIDDEN;   /* exit/abort per options */
 void md_fault_init(void) MEMDBG_HIDDEN;
+/* Frozen blocks in the SIGSEGV handler (frozen_fault.c).  md_frozen_fault:
+ * 1 when the faulting write is to be made again without a report (the
+ * block was thawed meanwhile, or halt_on_error=0 reported its instruction
+ * already and it is thawed now), 0 to report.  After a reported write with
+ * halt_on_error=0: md_frozen_site_reported(pc), then md_frozen_thaw_at(addr)
+ * (false: it could not be thawed; the report is fatal). */
+int md_frozen_fault(const siginfo_t *si, const void *ucontext) MEMDBG_HIDDEN;
+void md_frozen_site_reported(uintptr_t pc) MEMDBG_HIDDEN;
+bool md_frozen_thaw_at(uintptr_t addr) MEMDBG_HIDDEN;
 
 /* One report: md_report_begin takes the report lock and a buffer on the
  * report fd, md_put_pid_prefix writes "==PID==", md_report_end flushes. */
