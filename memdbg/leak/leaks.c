@@ -120,6 +120,38 @@ static int by_size(const void *a, const void *b)
     return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
 }
 
+/* The leak report as one JSON object (docs/report-json.md). */
+static void json_leaks(struct md_buf *b, const struct leak_group *g, size_t m, size_t sup_bytes, size_t sup_blocks)
+{
+    struct md_json j;
+    size_t total = 0, blocks = 0;
+    for (size_t i = 0; i < m; i++) {
+        total += g[i].bytes;
+        blocks += g[i].count;
+    }
+    md_json_begin(&j, b, "memory-leaks");
+    md_json_uint(&j, "thread", md_thread_id());
+    md_json_uint(&j, "leaked_bytes", total);
+    md_json_uint(&j, "leaked_blocks", blocks);
+    md_json_uint(&j, "suppressed_bytes", sup_bytes);
+    md_json_uint(&j, "suppressed_blocks", sup_blocks);
+    md_json_open(&j, "leaks", '[');
+    for (size_t i = 0; i < m; i++) {
+        const uintptr_t *f;
+        int nf = md_depot_get(g[i].stack, &f);
+        md_json_open(&j, 0, '{');
+        md_json_str(&j, "kind", g[i].direct ? "direct" : "indirect");
+        md_json_uint(&j, "size", g[i].bytes);
+        md_json_uint(&j, "count", g[i].count);
+        md_json_open(&j, "stacks", '{');
+        md_json_stack(&j, "allocation", f, nf, false);
+        md_json_close(&j, '}');
+        md_json_close(&j, '}');
+    }
+    md_json_close(&j, ']');
+    md_json_end(&j);
+}
+
 static bool report_leaks(void)
 {
     uint32_t n = md_heap.nslots;
@@ -161,7 +193,7 @@ static bool report_leaks(void)
 
     struct md_buf buf, *b = &buf;
     if (!nleaks) {
-        if (sup_blocks) {
+        if (sup_blocks && !md_json_reports()) {
             md_report_begin(b);
             md_print_suppressions_used(b);
             md_put_pid_prefix(b);
@@ -197,6 +229,11 @@ static bool report_leaks(void)
 
     memdbg_break("detected memory leaks", 0);
     md_report_begin(b);
+    if (md_json_reports()) {
+        json_leaks(b, g, m, sup_bytes, sup_blocks);
+        md_report_end(b);
+        return true;
+    }
     md_puts(b, "\n=================================================================\n");
     md_put_pid_prefix(b);
     md_puts(b, "ERROR: memdbg: detected memory leaks\n");

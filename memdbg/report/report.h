@@ -34,6 +34,34 @@ void md_report_end(struct md_buf *b) MEMDBG_HIDDEN;
 void md_put_pid_prefix(struct md_buf *b) MEMDBG_HIDDEN;
 void md_print_stats(void) MEMDBG_HIDDEN;            /* print_stats=1, at exit (stats.c) */
 
+/* ---- log_format=json (json.c) ----
+ * A report as one JSON object on one line: md_json_begin writes "{" and
+ * the fields of every report (schema_version, kind, memdbg_version, pid,
+ * options), the calls between add members (name NULL inside an array),
+ * md_json_end writes "}" and the newline.  docs/report-json.md is the
+ * schema; a change that breaks a reader raises MD_JSON_SCHEMA_VERSION. */
+#define MD_JSON_SCHEMA_VERSION 1
+struct md_json {
+    struct md_buf *b;
+    unsigned depth;
+    uint32_t used;   /* bit d: the open object or array at depth d has a member */
+};
+void md_json_begin(struct md_json *j, struct md_buf *b, const char *kind) MEMDBG_HIDDEN;
+void md_json_end(struct md_json *j) MEMDBG_HIDDEN;
+void md_json_open(struct md_json *j, const char *name, char bracket) MEMDBG_HIDDEN;   /* '{' or '[' */
+void md_json_close(struct md_json *j, char bracket) MEMDBG_HIDDEN;
+void md_json_str(struct md_json *j, const char *name, const char *value) MEMDBG_HIDDEN;   /* NULL: null */
+void md_json_uint(struct md_json *j, const char *name, unsigned long long value) MEMDBG_HIDDEN;
+void md_json_hex(struct md_json *j, const char *name, unsigned long long value) MEMDBG_HIDDEN;
+void md_json_null(struct md_json *j, const char *name) MEMDBG_HIDDEN;
+void md_json_bool(struct md_json *j, const char *name, bool value) MEMDBG_HIDDEN;
+/* A list of frames {"pc","module","offset","function","file","line"},
+ * one per inline level (first_exact as md_print_stack). */
+void md_json_stack(struct md_json *j, const char *name, const uintptr_t *frames, int n, bool first_exact) MEMDBG_HIDDEN;
+/* s[0..n) as a quoted JSON string (escapes; ill-formed UTF-8 as U+FFFD). */
+void md_json_put_string(struct md_buf *b, const char *s, size_t n) MEMDBG_HIDDEN;
+static inline bool md_json_reports(void) { return md_opt.log_format == MD_LOG_FORMAT_JSON; }
+
 /* ---- reports on memdbg's own stack; fork (altstack.c, report.c) ---- */
 void md_report_init(void) MEMDBG_HIDDEN;           /* report buffer and stack, at start */
 void md_report_stack_init(void) MEMDBG_HIDDEN;

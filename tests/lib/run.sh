@@ -293,6 +293,60 @@ t_log_path() {
     grep -q 'heap-use-after-free' "$f" || { fail "log file lacks the report"; return 1; }
     hasnt 'heap-use-after-free'
 }
+# log_format=json: every kind of report is one JSON object on one line
+# with its stacks as frames (tests/lib/json_report.py checks the schema).
+json_case() {   # json_case OPTIONS PROGRAM ARGS... -- KIND STACK=FUNCS...
+    local opts=$1; shift
+    local cmd=()
+    while [ "$1" != "--" ]; do cmd+=("$1"); shift; done
+    shift
+    run "log_format=json${opts:+:$opts}" "${cmd[@]}"
+    rc_is 1 && hasnt 'ERROR: memdbg' && hasnt '^==[0-9]+==ABORTING' || { echo "#   ${cmd[*]}"; return 1; }
+    python3 "$SRC_DIR/json_report.py" "$ERR" "$@" >"$WORK/json.out" || { fail "$(cat "$WORK/json.out")"; return 1; }
+}
+json_field() {   # json_field PYTHON-EXPRESSION-OF-o: true for the first report in $ERR
+    python3 -c 'import json, sys
+o = json.loads(next(l for l in open(sys.argv[1]) if l.startswith("{")))
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$ERR" "$1" || fail "first JSON report: not $1"
+}
+t_json_reports() {
+    json_case "" "$T/t_uaf" read -- heap-use-after-free access=use_after_free,main free=free,free_buffer,main \
+        allocation=malloc,make_buffer,main || return 1
+    json_field 'o["direction"] == "read" and o["size"] == 1 and o["block"]["relation"] == "inside" and o["block"]["distance"] == 5 and o["block"]["size"] == 32 and o["block"]["state"] == "freed"' || return 1
+    json_field '"log_format=json" in o["options"] and o["pid"] > 1 and o["thread"] == 0' || return 1
+    json_case "" "$T/t_overflow" guard -- heap-buffer-overflow access=do_overflow_write,main allocation=malloc,make_buffer,main || return 1
+    json_field 'o["direction"] == "write" and o["block"]["relation"] == "after" and "free" not in o["stacks"]' || return 1
+    json_case "protect_below=1" "$T/t_underflow" guard -- heap-buffer-underflow access=do_underflow_read,main allocation=malloc,make_buffer,main || return 1
+    json_field 'o["block"]["relation"] == "before"' || return 1
+    json_case "" "$T/t_double_free" -- double-free access=free,second_free,main free=free,first_free,main allocation=malloc,make_buffer,main || return 1
+    json_field 'o["operation"] == "free" and o["direction"] == "unknown" and o["size"] is None' || return 1
+    json_case "" "$T/t_bad_free" stack -- bad-free access=free,bad_free_stack,main || return 1
+    json_field 'o["block"] is None and o["in_heap"] is False' || return 1
+    json_case "" "$T/t_mismatch" newarray_free -- alloc-dealloc-mismatch 'access=free,release_with_free.*,main' \
+        'allocation=operator new\[\].*,make_array.*,main' || return 1
+    json_field 'o["allocated_with"] == "operator new []" and o["deallocated_with"] == "free"' || return 1
+    json_case "" "$T/t_leak" -- memory-leaks allocation=malloc,leak_big,main || return 1
+    json_field '[(l["kind"], l["size"], l["count"]) for l in o["leaks"]] == [("direct", 1000, 1), ("direct", 300, 3), ("direct", 48, 1), ("indirect", 48, 1)] and o["leaked_bytes"] == 1396 and o["leaked_blocks"] == 6' || return 1
+    # log_path: the same object in the file, nothing on stderr
+    run "log_format=json:log_path=$WORK/json" "$T/t_uaf" read
+    rc_is 1 && [ ! -s "$ERR" ] || { fail "stderr not empty with log_path"; return 1; }
+    python3 "$SRC_DIR/json_report.py" "$(ls "$WORK"/json.* | head -n 1)" heap-use-after-free access=use_after_free >/dev/null ||
+        { fail "log file: $(python3 "$SRC_DIR/json_report.py" "$(ls "$WORK"/json.* | head -n 1)" heap-use-after-free)"; return 1; }
+    # a module path with a quote, a backslash, a tab and a byte that is not UTF-8
+    local odd
+    odd="$WORK/$(printf 'q"b\\t\tx\377')"
+    mkdir -p "$odd" && cp "$T/t_uaf" "$odd/t_uaf" || return 1
+    json_case "" "$odd/t_uaf" read -- heap-use-after-free access=use_after_free,main || return 1
+    json_field 'any(f["module"] and f["module"].endswith("q\"b\\t\tx\ufffd/t_uaf") for f in o["stacks"]["access"])'
+}
+t_json_bad_value() {
+    bad_value "log_format=xml" "bad value 'xml' for option 'log_format': expected text or json" || return 1
+    ( timeout "$TEST_TIMEOUT" "$MEMDBG" run --log-format=yaml -- /bin/true >"$OUT" 2>"$ERR" </dev/null ); RC=$?
+    rc_is 2 && has "log-format takes text or json" || return 1
+    need python3 || return 0
+    ( timeout "$TEST_TIMEOUT" "$MEMDBG" run --log-format json -- "$T/t_uaf" read >"$OUT" 2>"$ERR" </dev/null ); RC=$?
+    rc_is 1 && python3 "$SRC_DIR/json_report.py" "$ERR" heap-use-after-free >/dev/null || { fail "memdbg run --log-format json"; return 1; }
+}
 # help=1 (as ASan's): one line per row of the options table, then the program runs.
 t_help() {
     local inc rows names
@@ -914,6 +968,9 @@ tap "suppressions=FILE by module name; all suppressed exits 0" t_suppress_module
 tap "suppressions=FILE: malformed lines and a missing file warn" t_suppress_bad_lines
 # ------------------------------------------ end of leak scan block
 tap "log_path= writes log_path.PID" t_log_path
+if need python3; then tap "log_format=json: each kind one JSON object with its stacks; odd module paths" t_json_reports
+else tap "log_format=json: each kind one JSON object with its stacks; odd module paths" t_json_reports "python3 not installed"; fi
+tap "log_format: a bad value, memdbg run --log-format" t_json_bad_value
 tap "help=1 lists every option of the table with type and default, then runs" t_help
 tap "a bad value of each option type: the option, the value and the accepted range" t_bad_value_types
 tap "option values at the edges of their ranges, with suffixes, hex and the MiB alias" t_option_values_accepted
