@@ -8,9 +8,9 @@
  * the dynamic linker allocated and frees still queued (deferred_free.c)
  * mark what they point to, transitively; of the rest, blocks whose
  * allocation stack matches a suppression are suppressed together with what
- * they reach; the others are direct leaks, or indirect when reachable only
- * from other leaked blocks.  Leaks are grouped by allocation stack, largest
- * first. */
+ * they reach; the others are direct leaks, or indirect when another
+ * leaked block points to them (mark_leaks).  Leaks are grouped by
+ * allocation stack, largest first. */
 
 #include "leak/leak.h"
 #include <dlfcn.h>
@@ -26,14 +26,18 @@
 /* slot id -> 0 unreached, 1 reachable, 2 indirect, 3 suppressed */
 enum { M_NONE, M_REACHABLE, M_INDIRECT, M_SUPPRESSED };
 static uint8_t *mark;
-static uint32_t *work;
+static uint32_t *work, *origins;
 static size_t nwork, mark_cap;
+/* The leaked block whose reach is being marked indirect: its pointers to
+ * itself, direct or around a cycle, do not make it indirect (as in
+ * LeakSanitizer, indirect means pointed to by another leaked block). */
+static uint32_t origin;
 
 static void consider(uintptr_t w, uint8_t how)
 {
     if (!md_in_arena(w)) return;
     uint32_t id = md_heap.page_slot[(w - md_heap.base) >> MD_PAGE_SHIFT];
-    if (!id || mark[id]) return;
+    if (!id || mark[id] || id == origin) return;
     struct md_slot *s = &md_heap.slots[id];
     if (s->state != SLOT_LIVE || w < s->user || w > s->user + s->size) return;
     mark[id] = how;
@@ -42,34 +46,48 @@ static void consider(uintptr_t w, uint8_t how)
 
 static void consider_root(uintptr_t w) { consider(w, M_REACHABLE); }
 
+/* The block being read: the next word and the end.  Volatile, because a
+ * fault on a page the program made unreadable jumps back to drain(),
+ * which goes on from the word that faulted. */
+static volatile uintptr_t scan_at, scan_end;
+
 /* A block's words are taken from its start: a block of odd or
  * twice-odd size starts only 2-aligned (heap.c block_alignment), and
  * the pointers the program stores in it lie at multiples of 8 from its
  * start (a struct with a flexible array member), not of 8 in memory. */
-static void scan_block(const struct md_slot *s, uint8_t how)
+static void scan_words(uint8_t how)
 {
-    for (uintptr_t p = s->user; p + 8 <= s->user + s->size; p += 8) {
+    for (; scan_at + 8 <= scan_end; scan_at += 8) {
         uintptr_t v;
-        memcpy(&v, (const void *)p, sizeof v);
+        memcpy(&v, (const void *)scan_at, sizeof v);
         consider(v, how);
     }
 }
 
-/* Live blocks are read with plain loads, but the program may have made
- * one unreadable (mprotect of a coroutine stack's guard page inside a
- * malloc'd stack): a fault jumps back here (fault.c) and the rest of that
- * block is skipped.  The signal mask is restored by hand, so that the
- * common case costs no sigprocmask per block. */
+/* Reads the blocks on the work list, and those they reach.  Live blocks
+ * are read with plain loads, but the program may have made a page of one
+ * unreadable (mprotect of a coroutine stack's guard page inside a
+ * malloc'd stack): a fault jumps back here (fault.c) and the scan goes on
+ * at the next page of that block.  The signal mask is restored by hand,
+ * so that the common case costs no sigprocmask per block. */
 static void drain(uint8_t how)
 {
     sigjmp_buf env;
     sigset_t mask;
     pthread_sigmask(SIG_SETMASK, NULL, &mask);
-    if (sigsetjmp(env, 0)) pthread_sigmask(SIG_SETMASK, &mask, NULL);
+    scan_at = scan_end = 0;
+    if (sigsetjmp(env, 0)) {
+        pthread_sigmask(SIG_SETMASK, &mask, NULL);
+        uintptr_t next_page = (scan_at | (MD_PAGE - 1)) + 1;
+        scan_at += (next_page - scan_at + 7) & ~(uintptr_t)7;
+    }
     md_block_read_jmp = &env;
-    while (nwork) {
-        struct md_slot *s = &md_heap.slots[work[--nwork]];
-        scan_block(s, how);
+    for (;;) {
+        scan_words(how);
+        if (!nwork) break;
+        const struct md_slot *s = &md_heap.slots[work[--nwork]];
+        scan_end = s->user + s->size;
+        scan_at = s->user;
     }
     md_block_read_jmp = NULL;
 }
@@ -102,6 +120,38 @@ static void mark_live(void)
     }
     md_deferred_foreach(consider_root);
     drain(M_REACHABLE);
+}
+
+/* Everything still unmarked is leaked; a leaked block is indirect when
+ * another leaked block points to it, but a block's pointers to itself,
+ * directly or around a cycle, do not make it indirect: of each group of
+ * leaked blocks that reach each other and that no other leaked block
+ * reaches, one is direct.  First pass: marking from each unmarked block in
+ * turn leaves unmarked one block of each such group (nothing else reaches
+ * it), and perhaps blocks that a later origin reaches only through blocks
+ * the earlier one marked (C before A in A -> B <-> C).  Second pass, from
+ * those origins in reverse order, with the marks of the first cleared: an
+ * origin that another one reaches was always found after it in the first
+ * pass, so it is marked before its turn comes. */
+static void mark_leaks(void)
+{
+    uint32_t n = md_heap.nslots, norigins = 0;
+    for (uint32_t id = 1; id <= n; id++) {
+        if (md_heap.slots[id].state != SLOT_LIVE || mark[id]) continue;
+        origins[norigins++] = origin = id;
+        work[nwork++] = id;
+        drain(M_INDIRECT);
+    }
+    for (uint32_t id = 1; id <= n; id++)
+        if (mark[id] == M_INDIRECT) mark[id] = M_NONE;
+    for (uint32_t i = norigins; i-- > 0;) {
+        uint32_t id = origins[i];
+        if (mark[id]) continue;
+        origin = id;
+        work[nwork++] = id;
+        drain(M_INDIRECT);
+    }
+    origin = 0;
 }
 
 struct leak_group { uint32_t stack; uint8_t direct; size_t bytes, count; };
@@ -159,7 +209,8 @@ static bool report_leaks(void)
         mark_cap = n + 1 + n / 4;
         mark = md_internal_alloc(mark_cap, 16);
         work = md_internal_alloc(mark_cap * sizeof *work, 16);
-        if (!mark || !work) { mark_cap = 0; return false; }
+        origins = md_internal_alloc(mark_cap * sizeof *origins, 16);
+        if (!mark || !work || !origins) { mark_cap = 0; return false; }
     }
     memset(mark, 0, n + 1);
     nwork = 0;
@@ -180,13 +231,7 @@ static bool report_leaks(void)
             drain(M_SUPPRESSED);
         }
     }
-    /* everything still unmarked is leaked; what those reach is indirect */
-    for (uint32_t id = 1; id <= n; id++) {
-        struct md_slot *s = &md_heap.slots[id];
-        if (s->state != SLOT_LIVE || mark[id]) continue;
-        scan_block(s, M_INDIRECT);
-        drain(M_INDIRECT);
-    }
+    mark_leaks();
     size_t nleaks = 0;
     for (uint32_t id = 1; id <= n; id++)
         if (md_heap.slots[id].state == SLOT_LIVE && (mark[id] == M_NONE || mark[id] == M_INDIRECT)) nleaks++;
