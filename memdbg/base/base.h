@@ -21,7 +21,8 @@
 #define MD_PAGE ((size_t)4096)
 #define MD_PAGE_SHIFT 12
 
-#define MD_MAX_FRAMES 64
+/* The deepest stack kept (malloc_context_size's limit, as ASan's). */
+#define MD_MAX_FRAMES 256
 
 /* Invariants the code relies on.  MD_CHECK is always compiled in (cold
  * paths); MD_DCHECK only in a debug build (make MD_DEBUG=1), so that the
