@@ -29,7 +29,7 @@ MD_REPORT_SRCS := memdbg/report/report.c memdbg/report/fault.c memdbg/report/sig
                   memdbg/report/json.c
 MD_LIFECYCLE_SRCS := memdbg/lifecycle/init.c memdbg/lifecycle/fork.c memdbg/lifecycle/children.c
 MD_ALLOC_SRCS := memdbg/alloc/heap.c memdbg/alloc/slot_cache.c memdbg/alloc/deferred_free.c \
-                 memdbg/alloc/leak_ignore.c
+                 memdbg/alloc/leak_ignore.c memdbg/alloc/delete_check.c
 MD_LEAK_SRCS := memdbg/leak/leaks.c memdbg/leak/leak_roots.c memdbg/leak/suppressions.c \
                 memdbg/leak/lsan_api.c
 MD_PRELOAD_SRCS := preload/malloc.c

@@ -71,6 +71,7 @@ static const char *const kind_names[] = {
     [ERR_BAD_FREE] = "bad-free",
     [ERR_MISMATCH] = "alloc-dealloc-mismatch",
     [ERR_UNKNOWN_CRASH] = "wild-access",
+    [ERR_NEW_DELETE_MISMATCH] = "new-delete-type-mismatch",
 };
 
 static const char *alloc_name(int kind)
@@ -219,6 +220,30 @@ static void put_raw_frames(struct md_buf *b, const uintptr_t *frames, int n)
     md_puts(b, ")\n");
 }
 
+/* new-delete-type-mismatch: both sizes and both alignments, as ASan
+ * prints them ("default" for no alignment beyond new's own). */
+static void put_alignment(struct md_buf *b, size_t align)
+{
+    if (!align) { md_puts(b, "default"); return; }
+    md_putu(b, align);
+    md_puts(b, " bytes");
+}
+
+static void put_type_mismatch(struct md_buf *b, const struct md_error_info *e, const struct md_slot *s)
+{
+    md_puts(b, "  object passed to delete has wrong type:\n");
+    md_puts(b, "  size of the allocated type:   ");
+    md_putu(b, s->size);
+    md_puts(b, " bytes;\n  size of the deallocated type: ");
+    if (e->dealloc_size == (size_t)-1) md_puts(b, "not given");
+    else { md_putu(b, e->dealloc_size); md_puts(b, " bytes"); }
+    md_puts(b, ".\n  alignment of the allocated type:   ");
+    put_alignment(b, e->alloc_align);
+    md_puts(b, ";\n  alignment of the deallocated type: ");
+    put_alignment(b, e->dealloc_align);
+    md_puts(b, ".\n");
+}
+
 static bool is_access_error(int kind)
 {
     return kind == ERR_OVERFLOW || kind == ERR_UNDERFLOW || kind == ERR_UAF || kind == ERR_UNKNOWN_CRASH;
@@ -248,6 +273,13 @@ static void json_body(struct md_buf *b, const struct md_error_info *e)
     if (e->kind == ERR_MISMATCH) {
         md_json_str(&j, "allocated_with", alloc_name(e->alloc_kind));
         md_json_str(&j, "deallocated_with", dealloc_name(e->dealloc_kind));
+    }
+    if (e->kind == ERR_NEW_DELETE_MISMATCH) {
+        if (s) md_json_uint(&j, "allocated_size", s->size);
+        if (e->dealloc_size != (size_t)-1) md_json_uint(&j, "deallocated_size", e->dealloc_size);
+        else md_json_null(&j, "deallocated_size");
+        md_json_uint(&j, "allocated_alignment", e->alloc_align);
+        md_json_uint(&j, "deallocated_alignment", e->dealloc_align);
     }
     md_json_uint(&j, "thread", md_thread_id());
     if (e->pc) md_json_hex(&j, "pc", e->pc);
@@ -335,6 +367,7 @@ static void report_body(void *arg)
     md_putu(b, md_thread_id());
     md_putc(b, '\n');
     if (e->how) { md_puts(b, "    ("); md_puts(b, e->how); md_puts(b, ")\n"); }
+    if (e->kind == ERR_NEW_DELETE_MISMATCH && s) put_type_mismatch(b, e, s);
     put_raw_frames(b, e->frames, e->nframes);
     md_flush(b);   /* the essentials are out before libdwfl runs */
     md_print_stack(b, e->frames, e->nframes, e->pc != 0);

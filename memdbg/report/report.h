@@ -10,7 +10,7 @@
 /* ---- reports (report.c) and the SIGSEGV handler (fault.c) ---- */
 enum md_error {
     ERR_OVERFLOW, ERR_UNDERFLOW, ERR_UAF, ERR_DOUBLE_FREE, ERR_BAD_FREE,
-    ERR_MISMATCH, ERR_UNKNOWN_CRASH,
+    ERR_MISMATCH, ERR_UNKNOWN_CRASH, ERR_NEW_DELETE_MISMATCH,
 };
 struct md_error_info {
     int kind;
@@ -21,6 +21,9 @@ struct md_error_info {
     const uintptr_t *frames; int nframes;  /* current stack */
     struct md_slot *slot;       /* the block it is about (may be NULL) */
     int alloc_kind, dealloc_kind;  /* for mismatch */
+    /* new-delete-type-mismatch: the size delete was given (or
+     * MD_SIZE_NOT_GIVEN), the alignments of new and delete (0: none) */
+    size_t dealloc_size, alloc_align, dealloc_align;
     uintptr_t pc, sp, bp;
 };
 void md_report_error(const struct md_error_info *e) MEMDBG_HIDDEN;
