@@ -421,7 +421,7 @@ int md_leak_check_now(bool final)
     leak_prepare();
     if (!lock_for_check()) { md_in_runtime--; return 0; }
     bool leaked = checks_on_report_stack(false, true, false);
-    if (leaked && final) {
+    if (leaked && final && md_leaks_set_exitcode()) {
         fflush(0);
         _exit(md_opt.exitcode);
     }
@@ -439,7 +439,7 @@ static void at_exit(void)
     if (check_leaks) leak_prepare();
     if (!lock_for_check()) { md_in_runtime--; return; }
     bool leaked = checks_on_report_stack(md_opt.check_at_exit, check_leaks, md_opt.print_stats);
-    if (leaked || md_heap.errors_reported) {
+    if ((leaked && md_leaks_set_exitcode()) || md_heap.errors_reported) {
         fflush(0);
         _exit(md_opt.exitcode);
     }

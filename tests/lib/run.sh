@@ -230,13 +230,34 @@ t_follow_children() {
     local script='set -e; "$0" >/dev/null; sort </dev/null; echo "preload=${LD_PRELOAD:-}"; echo finished'
     ( timeout "$TEST_TIMEOUT" "$MEMDBG" run -- bash -c "$script" "$T/t_leak" >"$OUT" 2>"$ERR" </dev/null ); RC=$?
     rc_is 0 && out_has '^preload=$' && out_has '^finished$' && hasnt 'ERROR: memdbg' || return 1
-    ( timeout "$TEST_TIMEOUT" "$MEMDBG" run --follow-children=yes -- bash -c "$script" "$T/t_leak" >"$OUT" 2>"$ERR" </dev/null ); RC=$?
+    ( timeout "$TEST_TIMEOUT" "$MEMDBG" run --follow-children=yes --child-leak-exitcode=yes -- bash -c "$script" "$T/t_leak" >"$OUT" 2>"$ERR" </dev/null ); RC=$?
     rc_is 1 && has 'ERROR: memdbg: detected memory leaks' && section_has '^Direct leak of 1000' malloc leak_big main &&
     ! grep -q '^finished$' "$OUT" || { fail "the script went on after a leak"; return 1; }
     # the library option alone, for LD_PRELOAD users; other preloads stay
     ( LD_PRELOAD="$LIB /lib/x86_64-linux-gnu/libc.so.6" MEMDBG_OPTIONS=follow_children=0 \
         bash -c 'echo "preload=$LD_PRELOAD"' >"$OUT" 2>"$ERR" </dev/null ); RC=$?
     rc_is 0 && out_has '^preload=/lib/x86_64-linux-gnu/libc.so.6$'
+}
+# child_leak_exitcode=0 (memdbg run's default): the processes below the
+# top one report their leaks and keep their exit status, so a set -e script
+# whose tools leak finishes; the top process's own leaks still count.
+t_child_leak_exitcode() {
+    local script='set -e; "$0" >/dev/null; x=$("$0"); echo "finished $x"'
+    ( timeout "$TEST_TIMEOUT" "$MEMDBG" run --follow-children=yes -- bash -c "$script" "$T/t_leak" >"$OUT" 2>"$ERR" </dev/null ); RC=$?
+    rc_is 0 && out_has '^finished done$' && [ "$(grep -c 'ERROR: memdbg: detected memory leaks' "$ERR")" = 2 ] ||
+        { fail "memdbg run --follow-children=yes: the script did not finish, or the leaks were not reported"; return 1; }
+    ( timeout "$TEST_TIMEOUT" "$MEMDBG" run --follow-children=yes --child-leak-exitcode=yes -- bash -c "$script" "$T/t_leak" >"$OUT" 2>"$ERR" </dev/null ); RC=$?
+    rc_is 1 && ! grep -q '^finished' "$OUT" || { fail "--child-leak-exitcode=yes: the script went on"; return 1; }
+    # LD_PRELOAD users set the option themselves
+    run "child_leak_exitcode=0" bash -c "$script" "$T/t_leak"
+    rc_is 0 && out_has '^finished done$' && has 'detected memory leaks' || return 1
+    run "" bash -c "$script" "$T/t_leak"
+    rc_is 1 && ! grep -q '^finished' "$OUT" || { fail "default: the script went on"; return 1; }
+    # the top process's own leaks
+    ( timeout "$TEST_TIMEOUT" "$MEMDBG" run -- "$T/t_leak" >"$OUT" 2>"$ERR" </dev/null ); RC=$?
+    rc_is 1 && has 'detected memory leaks' || return 1
+    ( timeout "$TEST_TIMEOUT" "$MEMDBG" run --child-leak-exitcode=maybe -- /bin/true >"$OUT" 2>"$ERR" </dev/null ); RC=$?
+    rc_is 2 && has 'child-leak-exitcode takes yes or no'
 }
 t_run_static_warning() {   # memdbg run says when LD_PRELOAD cannot work (a static ldconfig)
     ( timeout "$TEST_TIMEOUT" "$MEMDBG" run -- /sbin/ldconfig --version >"$OUT" 2>"$ERR" </dev/null ); RC=$?
@@ -891,6 +912,7 @@ tap "blocks keep the alignment of their size; alignment=16 keeps the slack" t_na
 tap "operator new: 16-byte alignment from 16 bytes on, aligned new as asked" t_new_align
 tap "heap-buffer-underflow found at free names the whole damaged range" t_underflow_padding_range
 tap "memdbg run: exec'd programs run without memdbg unless --follow-children=yes" t_follow_children
+tap "child_leak_exitcode=0: a set -e script whose tools leak finishes; its own leaks count" t_child_leak_exitcode
 if need gdb; then tap "gdb: break memdbg_break stops before the report" t_gdb_break
 else tap "gdb: break memdbg_break stops before the report" t_gdb_break "gdb not installed"; fi
 if ldd /sbin/ldconfig 2>&1 | grep -q 'statically linked'; then

@@ -62,10 +62,23 @@
 // CHECK: ^Indirect leak of 80 byte\(s\) in 1 object\(s\)
 // CHECK: ^SUMMARY: memdbg: 20560 byte\(s\) leaked in 2 allocation\(s\)\.$
 
+//
+// TEST: child_leak_exitcode=0: a fork child's leaks leave its exit status alone
+// RUN: %memdbg -o child_leak_exitcode=0 %t fork_leak
+// EXIT: 0
+// CHECK-OUT: ^child status 0$
+// CHECK-COUNT: 1 ^Direct leak of 48 byte
+// RUN: %memdbg %t fork_leak
+// EXIT: 0
+// CHECK-OUT: ^child status 1$
+// CHECK-COUNT: 1 ^Direct leak of 48 byte
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define PAGE 4096
 
@@ -106,6 +119,9 @@ static char *block_with_hole(void)
     return big;
 }
 
+/* overwrite dead stack slots so no stale copy of a pointer survives */
+void scrub_stack(void) { volatile char junk[8192]; memset((char *)junk, 0, sizeof junk); }
+
 /* Each mode builds its blocks in a function of its own, so no pointer to
  * them stays in main's frame. */
 static void build(const char *mode)
@@ -134,11 +150,27 @@ static void build(const char *mode)
     }
 }
 
-/* overwrite dead stack slots so no stale copy of a pointer survives */
-void scrub_stack(void) { volatile char junk[8192]; memset((char *)junk, 0, sizeof junk); }
+/* A fork child that leaks and exits 0; the parent leaks nothing. */
+static void fork_leak(void)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        build("self");
+        scrub_stack();
+        exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    printf("child status %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "fork_leak")) {
+        fork_leak();
+        return 0;
+    }
     build(argc > 1 ? argv[1] : "self");
     scrub_stack();
     puts("done");
