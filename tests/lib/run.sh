@@ -348,6 +348,11 @@ t_json_reports() {
     json_field 'o["allocated_with"] == "operator new []" and o["deallocated_with"] == "free"' || return 1
     json_case "" "$T/t_leak" -- memory-leaks allocation=malloc,leak_big,main || return 1
     json_field '[(l["kind"], l["size"], l["count"]) for l in o["leaks"]] == [("direct", 1000, 1), ("direct", 300, 3), ("direct", 48, 1), ("indirect", 48, 1)] and o["leaked_bytes"] == 1396 and o["leaked_blocks"] == 6' || return 1
+    # a fault outside the heap: one object, then the signal as without memdbg
+    run "log_format=json" "$T/t_user_segv" null_unhandled
+    rc_is 139 && python3 "$SRC_DIR/json_report.py" "$ERR" segv-outside-heap >"$WORK/json.out" ||
+        { fail "segv-outside-heap: $(cat "$WORK/json.out")"; return 1; }
+    json_field 'o["address"] == "0x0" and o["pc"].startswith("0x") and o["block"] is None' || return 1
     # log_path: the same object in the file, nothing on stderr
     run "log_format=json:log_path=$WORK/json" "$T/t_uaf" read
     rc_is 1 && [ ! -s "$ERR" ] || { fail "stderr not empty with log_path"; return 1; }
