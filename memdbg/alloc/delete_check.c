@@ -16,6 +16,23 @@ static size_t stated_alignment(size_t align)
     return align > 16 ? align : 0;
 }
 
+/* Out of line: a correct delete does not reserve the report's frames. */
+static __attribute__((noinline, cold)) void report_mismatch(void *p, struct md_slot *s, int dealloc, size_t size,
+                                                            size_t alloc_align, size_t align)
+{
+    md_in_runtime++;
+    uintptr_t frames[MD_MAX_FRAMES];
+    struct md_error_info e = {
+        .kind = ERR_NEW_DELETE_MISMATCH, .addr = (uintptr_t)p, .frames = frames, .slot = s,
+        .alloc_kind = s->kind, .dealloc_kind = dealloc,
+        .dealloc_size = size, .alloc_align = alloc_align, .dealloc_align = align,
+    };
+    e.nframes = md_capture_stack(frames, md_opt.malloc_context_size > 8 ? md_opt.malloc_context_size : 8);
+    md_report_error(&e);
+    md_in_runtime--;
+    if (md_opt.halt_on_error) md_error_finish(true);
+}
+
 void md_delete(void *p, int dealloc, size_t size, size_t align)
 {
     if (p && !md_in_runtime && md_heap.initialized && md_in_arena((uintptr_t)p)) {
@@ -27,19 +44,8 @@ void md_delete(void *p, int dealloc, size_t size, size_t align)
                     ((s->kind == KIND_NEW && dealloc == DEALLOC_DELETE) ||
                      (s->kind == KIND_NEW_ARRAY && dealloc == DEALLOC_DELETE_ARRAY));
         size_t alloc_align = ours && s->new_align_order ? stated_alignment((size_t)1 << (s->new_align_order - 1)) : 0;
-        if (ours && ((size != MD_SIZE_NOT_GIVEN && size != s->size) || stated_alignment(align) != alloc_align)) {
-            md_in_runtime++;
-            uintptr_t frames[MD_MAX_FRAMES];
-            struct md_error_info e = {
-                .kind = ERR_NEW_DELETE_MISMATCH, .addr = (uintptr_t)p, .frames = frames, .slot = s,
-                .alloc_kind = s->kind, .dealloc_kind = dealloc,
-                .dealloc_size = size, .alloc_align = alloc_align, .dealloc_align = stated_alignment(align),
-            };
-            e.nframes = md_capture_stack(frames, md_opt.malloc_context_size > 8 ? md_opt.malloc_context_size : 8);
-            md_report_error(&e);
-            md_in_runtime--;
-            if (md_opt.halt_on_error) md_error_finish(true);
-        }
+        if (ours && ((size != MD_SIZE_NOT_GIVEN && size != s->size) || stated_alignment(align) != alloc_align))
+            report_mismatch(p, s, dealloc, size, alloc_align, stated_alignment(align));
     }
     md_free(p, dealloc);
 }

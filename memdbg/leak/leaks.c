@@ -46,20 +46,20 @@ static void consider(uintptr_t w, uint8_t how)
 
 static void consider_root(uintptr_t w) { consider(w, M_REACHABLE); }
 
-/* The block being read: the next word and the end.  Volatile, because a
- * fault on a page the program made unreadable jumps back to drain(),
- * which goes on from the word that faulted. */
-static volatile uintptr_t scan_at, scan_end;
+/* The block being read, for drain() to go on in it after a fault
+ * (volatile: read after the jump back). */
+static volatile uintptr_t scan_start, scan_end;
 
 /* A block's words are taken from its start: a block of odd or
  * twice-odd size starts only 2-aligned (heap.c block_alignment), and
  * the pointers the program stores in it lie at multiples of 8 from its
  * start (a struct with a flexible array member), not of 8 in memory. */
-static void scan_words(uint8_t how)
+static void scan_words(uintptr_t from, uint8_t how)
 {
-    for (; scan_at + 8 <= scan_end; scan_at += 8) {
+    uintptr_t end = scan_end;
+    for (uintptr_t p = from; p + 8 <= end; p += 8) {
         uintptr_t v;
-        memcpy(&v, (const void *)scan_at, sizeof v);
+        memcpy(&v, (const void *)p, sizeof v);
         consider(v, how);
     }
 }
@@ -67,27 +67,29 @@ static void scan_words(uint8_t how)
 /* Reads the blocks on the work list, and those they reach.  Live blocks
  * are read with plain loads, but the program may have made a page of one
  * unreadable (mprotect of a coroutine stack's guard page inside a
- * malloc'd stack): a fault jumps back here (fault.c) and the scan goes on
- * at the next page of that block.  The signal mask is restored by hand,
- * so that the common case costs no sigprocmask per block. */
+ * malloc'd stack): a fault jumps back here (fault.c), and the scan goes
+ * on at the first word of the block past the faulting page.  The signal
+ * mask is restored by hand, so that the common case costs no
+ * sigprocmask per block. */
 static void drain(uint8_t how)
 {
     sigjmp_buf env;
     sigset_t mask;
     pthread_sigmask(SIG_SETMASK, NULL, &mask);
-    scan_at = scan_end = 0;
+    scan_start = scan_end = 0;
+    volatile uintptr_t from = 0;   /* set again after the jump */
     if (sigsetjmp(env, 0)) {
         pthread_sigmask(SIG_SETMASK, &mask, NULL);
-        uintptr_t next_page = (scan_at | (MD_PAGE - 1)) + 1;
-        scan_at += (next_page - scan_at + 7) & ~(uintptr_t)7;
+        uintptr_t next_page = (md_block_read_fault | (MD_PAGE - 1)) + 1;
+        from = scan_start + ((next_page - scan_start + 7) & ~(uintptr_t)7);
     }
     md_block_read_jmp = &env;
     for (;;) {
-        scan_words(how);
+        scan_words(from, how);
         if (!nwork) break;
         const struct md_slot *s = &md_heap.slots[work[--nwork]];
+        scan_start = from = s->user;
         scan_end = s->user + s->size;
-        scan_at = s->user;
     }
     md_block_read_jmp = NULL;
 }
