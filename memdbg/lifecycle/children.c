@@ -12,6 +12,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* A process that another process under memdbg forked or executed (not the
@@ -52,12 +54,51 @@ static void leave_ld_preload(const char *me, size_t me_len)
     if (w == v) unsetenv("LD_PRELOAD");
 }
 
-/* Whether the parent process has a library of this file name mapped: its
- * /proc/PID/maps has a line ending in "/NAME".  Read without stdio or
- * malloc (this runs before the heap exists); a parent we may not read
- * counts as one without memdbg. */
-static bool parent_runs_memdbg(const char *me, size_t me_len)
+/* Skips white space, then parses a number in base 10 or 16 up to the
+ * next character that is not a digit of it. */
+static unsigned long long parse_number(const char **p, const char *end, unsigned base)
 {
+    while (*p < end && **p == ' ') (*p)++;
+    unsigned long long v = 0;
+    for (; *p < end; (*p)++) {
+        char c = **p;
+        unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+                   : base == 16 && c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10) : base;
+        if (d >= base) break;
+        v = v * base + d;
+    }
+    return v;
+}
+
+/* One line of /proc/PID/maps, "start-end perms offset MAJ:MIN inode path":
+ * whether it maps this library's file (the same device and inode, so a
+ * symlink or another path to it counts), or a file of the same name (the
+ * parent may still map a copy rebuilt since). */
+static bool maps_line_is_me(const char *l, const char *end, const struct stat *me_st, const char *me, size_t me_len)
+{
+    const char *p = l;
+    for (int field = 0; field < 3; field++) {   /* range, perms, offset */
+        while (p < end && *p == ' ') p++;
+        while (p < end && *p != ' ') p++;
+    }
+    unsigned long long dev_major = parse_number(&p, end, 16);
+    if (p < end && *p == ':') p++;
+    unsigned long long dev_minor = parse_number(&p, end, 16);
+    unsigned long long inode = parse_number(&p, end, 10);
+    if (inode && inode == (unsigned long long)me_st->st_ino && dev_major == major(me_st->st_dev) &&
+        dev_minor == minor(me_st->st_dev))
+        return true;
+    size_t len = (size_t)(end - l);
+    return len > me_len && l[len - me_len - 1] == '/' && !memcmp(end - me_len, me, me_len);
+}
+
+/* Whether the parent process maps this library, from its /proc/PID/maps.
+ * Read without stdio or malloc (this runs before the heap exists); a
+ * parent we may not read counts as one without memdbg. */
+static bool parent_runs_memdbg(const char *file, const char *me, size_t me_len)
+{
+    struct stat me_st;
+    if (stat(file, &me_st) != 0) memset(&me_st, 0, sizeof me_st);
     char path[40], buf[8192];
     struct md_buf b;
     md_buf_init(&b, path, sizeof path - 1, -1);
@@ -76,7 +117,7 @@ static bool parent_runs_memdbg(const char *me, size_t me_len)
         size_t start = 0;
         for (size_t i = 0; i < have && !found; i++) {
             if (buf[i] != '\n') continue;
-            found = i - start > me_len && buf[i - me_len - 1] == '/' && !memcmp(buf + i - me_len, me, me_len);
+            found = maps_line_is_me(buf + start, buf + i, &me_st, me, me_len);
             start = i + 1;
         }
         if (start == 0 && have == sizeof buf) start = have;   /* a line longer than the buffer */
@@ -95,7 +136,7 @@ void md_children_init(void)
     const char *me = base_name(info.dli_fname, md_strlen(info.dli_fname), &me_len);
     if (!md_opt.follow_children) leave_ld_preload(me, me_len);
     /* only then is the answer needed: a read of the parent's maps per exec */
-    if (!md_opt.child_leak_exitcode) descendant = parent_runs_memdbg(me, me_len);
+    if (!md_opt.child_leak_exitcode) descendant = parent_runs_memdbg(info.dli_fname, me, me_len);
 }
 
 void md_children_fork_child(void)

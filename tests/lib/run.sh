@@ -253,6 +253,11 @@ t_child_leak_exitcode() {
     rc_is 0 && out_has '^finished done$' && has 'detected memory leaks' || return 1
     run "" bash -c "$script" "$T/t_leak"
     rc_is 1 && ! grep -q '^finished' "$OUT" || { fail "default: the script went on"; return 1; }
+    # the library preloaded through a symlink of another name: the parent maps the file itself
+    ln -sf "$LIB" "$WORK/libmd-link.so"
+    ( LD_PRELOAD="$WORK/libmd-link.so" MEMDBG_OPTIONS="backend=$BACKEND:child_leak_exitcode=0" \
+        bash -c "$script" "$T/t_leak" >"$OUT" 2>"$ERR" </dev/null ); RC=$?
+    rc_is 0 && out_has '^finished done$' && has 'detected memory leaks' || { fail "through a symlink"; return 1; }
     # the top process's own leaks
     ( timeout "$TEST_TIMEOUT" "$MEMDBG" run -- "$T/t_leak" >"$OUT" 2>"$ERR" </dev/null ); RC=$?
     rc_is 1 && has 'detected memory leaks' || return 1
