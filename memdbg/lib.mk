@@ -27,10 +27,11 @@ MD_STACK_SRCS := memdbg/stack/stacktrace.c memdbg/stack/stackmemo.c memdbg/stack
                  memdbg/stack/modules.c memdbg/stack/symbolize.c memdbg/stack/symcore.c \
                  memdbg/stack/unwind_fds.c
 MD_REPORT_SRCS := memdbg/report/report.c memdbg/report/fault.c memdbg/report/frozen_fault.c memdbg/report/signals.c \
-                  memdbg/report/altstack.c memdbg/report/stats.c memdbg/report/stats_export.c
+                  memdbg/report/altstack.c memdbg/report/stats.c memdbg/report/stats_export.c \
+                  memdbg/report/json.c
 MD_LIFECYCLE_SRCS := memdbg/lifecycle/init.c memdbg/lifecycle/fork.c memdbg/lifecycle/children.c
 MD_ALLOC_SRCS := memdbg/alloc/heap.c memdbg/alloc/slot_cache.c memdbg/alloc/deferred_free.c memdbg/alloc/freeze.c \
-                 memdbg/alloc/leak_ignore.c
+                 memdbg/alloc/leak_ignore.c memdbg/alloc/delete_check.c
 MD_LEAK_SRCS := memdbg/leak/leaks.c memdbg/leak/leak_roots.c memdbg/leak/suppressions.c \
                 memdbg/leak/lsan_api.c
 MD_PRELOAD_SRCS := preload/malloc.c
@@ -46,6 +47,11 @@ lib: $(BUILD)/libmemdbg.so $(BUILD)/memdbg
 $(BUILD)/lib/obj/%.o: %.c $(MD_HEADERS) memdbg/base/options.inc memdbg/lib.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(MD_CFLAGS) -c $< -o $@
+
+# JSON reports carry the version that cli/cli.mk writes to its stamp file;
+# only json.o is rebuilt when it changes.
+$(BUILD)/lib/obj/memdbg/report/json.o: MD_CFLAGS += -DMEMDBG_VERSION="\"$$(cat $(BUILD)/.memdbg-version)\""
+$(BUILD)/lib/obj/memdbg/report/json.o: $(BUILD)/.memdbg-version
 
 $(BUILD)/lib/obj/preload/cxx.o: preload/cxx.cc memdbg/lib.mk
 	@mkdir -p $(dir $@)

@@ -12,6 +12,10 @@ void *md_alloc(size_t size, size_t align, int kind, bool zero) MEMDBG_HIDDEN;
 void md_free(void *p, int dealloc) MEMDBG_HIDDEN;
 void *md_realloc(void *p, size_t size) MEMDBG_HIDDEN;
 size_t md_usable_size(const void *p) MEMDBG_HIDDEN;
+/* operator delete in its sized and aligned forms (delete_check.c): size
+ * MD_SIZE_NOT_GIVEN and align 0 when the form has none. */
+#define MD_SIZE_NOT_GIVEN ((size_t)-1)
+void md_delete(void *p, int dealloc, size_t size, size_t align) MEMDBG_HIDDEN;
 
 
 /* ---- frozen blocks (freeze.c; the API is memdbg_freeze and kin) ---- */

@@ -144,6 +144,7 @@ void *md_alloc(size_t size, size_t align, int kind, bool zero)
     s->size = size;
     s->filling = 1;
     s->kind = (uint8_t)kind;
+    s->new_align_order = align ? (uint8_t)(__builtin_ctzl(align) + 1) : 0;
     s->alloc_stack = md_stack_id(st);
     s->alloc_tid = md_thread_id();
     s->free_stack = 0;

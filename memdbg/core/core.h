@@ -33,6 +33,9 @@ struct md_slot {
      * compact.c): it is placed to end win_tail bytes before win_hi, and
      * its padding is checked and filled only within the window. */
     uint8_t win_tail;
+    /* operator new with std::align_val_t: log2 of the alignment asked,
+     * plus one (0: none), for the check of aligned delete */
+    uint8_t new_align_order;
     uint16_t win_lo, win_hi;
 };
 #define SLOT_F_UNGUARDED 1  /* mprotect backend past vm.max_map_count: no guard */

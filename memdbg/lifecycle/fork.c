@@ -66,6 +66,7 @@ static void child(void)
      * other threads that may have been waiting do not exist here). */
     md_heap.lock = held_by_interrupted_call ? md_token() : 0;
     md_report_fd_reset();
+    md_children_fork_child();
     md_memo_fork_child();
     md_unwind_fds_fork_child();
     md_internal_fork_child();

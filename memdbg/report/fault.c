@@ -69,7 +69,10 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 {
     uintptr_t addr = (uintptr_t)si->si_addr;
     bool sent = si->si_code <= 0;   /* raise, kill, sigqueue: never a heap access */
-    if (!sent && md_block_read_jmp && md_in_arena(addr)) siglongjmp(*md_block_read_jmp, 1);
+    if (!sent && md_block_read_jmp && md_in_arena(addr)) {
+        md_block_read_fault = addr;
+        siglongjmp(*md_block_read_jmp, 1);
+    }
     if (!sent && md_in_report()) {
         /* memdbg's own report faulted: keep what it printed, say so, stop */
         uintptr_t pc = 0;

@@ -18,6 +18,12 @@
 // CHECK-OUT: ^built$
 // CHECK-OUT-NOT: survived
 //
+// TEST: freeze: the JSON report carries the freezing stack
+// RUN: %memdbg -o log_format=json %t stray
+// EXIT: 1
+// CHECK: ^\{.*"kind":"write-to-frozen-block".*"frozen":\[\{.*"function":"freeze_table".*"allocation":\[
+// CHECK-OUT: ^built$
+
 // TEST: freeze: reads are free, thaw makes it writable, interior pointers name the block
 // RUN: %memdbg %t api
 // EXIT: 0
