@@ -159,6 +159,11 @@ static inline uintptr_t md_slot_data_hi(const struct md_slot *s) {
     uintptr_t page = md_page_addr(md_slot_data_page(s));
     return s->win_hi ? page + s->win_hi : page + ((uintptr_t)s->data_pages << MD_PAGE_SHIFT);
 }
+/* The block addr is about (blame.c): the one it lies in, else the nearest
+ * block on either side of the pages around it (an underflow of a block
+ * that starts at its page lands in the guard page of the slot below); a
+ * freed block counts.  NULL: no block near. */
+struct md_slot *md_blame(uintptr_t addr) MEMDBG_HIDDEN;
 /* Quarantine (quarantine.c) */
 void md_quarantine_push(uint32_t id) MEMDBG_HIDDEN;
 bool md_quarantine_evict_one(void) MEMDBG_HIDDEN;

@@ -24,6 +24,9 @@ struct md_error_info {
     uintptr_t pc, sp, bp;
 };
 void md_report_error(const struct md_error_info *e) MEMDBG_HIDDEN;
+/* e->kind and e->slot for a bad address: the block md_blame names, and
+ * whether addr is before it, after it, or in it after its free (fault.c). */
+void md_classify_addr(struct md_error_info *e, uintptr_t addr) MEMDBG_HIDDEN;
 void md_error_finish(bool fatal) MEMDBG_HIDDEN;   /* exit/abort per options */
 void md_fault_init(void) MEMDBG_HIDDEN;
 
