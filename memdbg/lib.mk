@@ -26,13 +26,14 @@ MD_STACK_SRCS := memdbg/stack/stacktrace.c memdbg/stack/stackmemo.c memdbg/stack
                  memdbg/stack/modules.c memdbg/stack/symbolize.c memdbg/stack/symcore.c \
                  memdbg/stack/unwind_fds.c
 MD_REPORT_SRCS := memdbg/report/report.c memdbg/report/fault.c memdbg/report/signals.c \
-                  memdbg/report/altstack.c memdbg/report/stats.c memdbg/report/stats_export.c
+                  memdbg/report/altstack.c memdbg/report/stats.c memdbg/report/stats_export.c \
+                  memdbg/report/access.c
 MD_LIFECYCLE_SRCS := memdbg/lifecycle/init.c memdbg/lifecycle/fork.c memdbg/lifecycle/children.c
 MD_ALLOC_SRCS := memdbg/alloc/heap.c memdbg/alloc/slot_cache.c memdbg/alloc/deferred_free.c \
                  memdbg/alloc/leak_ignore.c
 MD_LEAK_SRCS := memdbg/leak/leaks.c memdbg/leak/leak_roots.c memdbg/leak/suppressions.c \
                 memdbg/leak/lsan_api.c
-MD_PRELOAD_SRCS := preload/malloc.c
+MD_PRELOAD_SRCS := preload/malloc.c preload/strings.c
 MD_LIB_SRCS := $(MD_BASE_SRCS) $(MD_SYS_SRCS) $(MD_CORE_SRCS) $(MD_BACKEND_SRCS) $(MD_STACK_SRCS) \
                $(MD_REPORT_SRCS) $(MD_LIFECYCLE_SRCS) $(MD_ALLOC_SRCS) $(MD_LEAK_SRCS) $(MD_PRELOAD_SRCS)
 MD_OBJS := $(patsubst %.c,$(BUILD)/lib/obj/%.o,$(MD_LIB_SRCS)) $(BUILD)/lib/obj/preload/cxx.o
@@ -45,6 +46,12 @@ lib: $(BUILD)/libmemdbg.so $(BUILD)/memdbg
 $(BUILD)/lib/obj/%.o: %.c $(MD_HEADERS) memdbg/base/options.inc memdbg/lib.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(MD_CFLAGS) -c $< -o $@
+
+# The mem and str interceptors: the compiler must not turn their loops into
+# calls to themselves, nor treat them as the C library's; without debug
+# information a report's frame 0 is the function (memcpy), not the helper
+# inlined into it (preload/strings.c).
+$(BUILD)/lib/obj/preload/strings.o: MD_CFLAGS += -fno-builtin -fno-tree-loop-distribute-patterns -g0
 
 $(BUILD)/lib/obj/preload/cxx.o: preload/cxx.cc memdbg/lib.mk
 	@mkdir -p $(dir $@)

@@ -71,6 +71,7 @@ static const char *const kind_names[] = {
     [ERR_BAD_FREE] = "bad-free",
     [ERR_MISMATCH] = "alloc-dealloc-mismatch",
     [ERR_UNKNOWN_CRASH] = "wild-access",
+    [ERR_PARAM_OVERLAP] = "param-overlap",
 };
 
 static const char *alloc_name(int kind)
@@ -219,6 +220,48 @@ static void put_raw_frames(struct md_buf *b, const uintptr_t *frames, int n)
     md_puts(b, ")\n");
 }
 
+static void put_summary(struct md_buf *b, const struct md_error_info *e, const char *kind)
+{
+    md_puts(b, "SUMMARY: memdbg: ");
+    if (e->kind == ERR_PARAM_OVERLAP) {
+        md_puts(b, e->function);
+        md_putc(b, '-');
+    }
+    md_puts(b, kind);
+    /* the first frame outside the allocator entry point names the culprit */
+    int f = e->pc ? 0 : (e->nframes > 1 ? 1 : 0);
+    if (e->nframes > 0) {
+        md_putc(b, ' ');
+        md_frame_location(b, e->frames[f], f > 0 || !e->pc);
+    }
+    md_putc(b, '\n');
+}
+
+/* The heap blocks an overlap's ranges lie in, each once. */
+static void put_overlap_blocks(struct md_buf *b, const struct md_error_info *e)
+{
+    const struct md_slot *first = md_slot_of_addr(e->addr);
+    const struct md_slot *second = md_slot_of_addr(e->addr2);
+    if (first && first->state == SLOT_LIVE) {
+        put_location(b, e->addr, first);
+        md_puts(b, "allocated by thread T");
+        md_putu(b, first->alloc_tid);
+        md_puts(b, " here:\n");
+        put_stack_id(b, first->alloc_stack);
+        md_putc(b, '\n');
+    }
+    if (second && second->state == SLOT_LIVE) {
+        put_location(b, e->addr2, second);
+        if (second != first) {
+            md_puts(b, "allocated by thread T");
+            md_putu(b, second->alloc_tid);
+            md_puts(b, " here:\n");
+            put_stack_id(b, second->alloc_stack);
+        }
+        md_putc(b, '\n');
+    }
+}
+
 static void report_body(void *arg)
 {
     const struct md_error_info *e = arg;
@@ -233,6 +276,30 @@ static void report_body(void *arg)
     md_puts(b, "=================================================================\n");
     md_put_pid_prefix(b);
     md_puts(b, "ERROR: memdbg: ");
+    if (e->kind == ERR_PARAM_OVERLAP) {
+        /* ASan's layout: "memcpy-param-overlap: memory ranges [a,b) and [c,d) overlap" */
+        md_puts(b, e->function);
+        md_putc(b, '-');
+        md_puts(b, kind);
+        md_puts(b, ": memory ranges [");
+        md_putx(b, e->addr);
+        md_putc(b, ',');
+        md_putx(b, e->addr + e->access_size);
+        md_puts(b, ") and [");
+        md_putx(b, e->addr2);
+        md_putc(b, ',');
+        md_putx(b, e->addr2 + e->size2);
+        md_puts(b, ") overlap\n");
+        put_raw_frames(b, e->frames, e->nframes);
+        md_flush(b);
+        md_print_stack(b, e->frames, e->nframes, false);
+        md_putc(b, '\n');
+        put_overlap_blocks(b, e);
+        put_summary(b, e, kind);
+        md_report_end(b);
+        md_in_runtime = saved;
+        return;
+    }
     md_puts(b, kind);
     md_puts(b, " on address ");
     md_putx(b, e->addr);
@@ -253,7 +320,7 @@ static void report_body(void *arg)
     if (e->kind == ERR_OVERFLOW || e->kind == ERR_UNDERFLOW || e->kind == ERR_UAF ||
         e->kind == ERR_UNKNOWN_CRASH) {
         md_puts(b, e->access == 2 ? "WRITE" : e->access == 1 ? "READ" : "ACCESS");
-        if (e->access_size > 0) { md_puts(b, " of size "); md_putu(b, (unsigned)e->access_size); }
+        if (e->access_size > 0) { md_puts(b, " of size "); md_putu(b, e->access_size); }
         else md_puts(b, " of unknown size");
         md_puts(b, " at ");
         md_putx(b, e->addr);
@@ -295,15 +362,7 @@ static void report_body(void *arg)
         md_puts(b, " is in the memdbg heap but not in any block\n\n");
     }
 
-    md_puts(b, "SUMMARY: memdbg: ");
-    md_puts(b, kind);
-    /* the first frame outside the allocator entry point names the culprit */
-    int f = e->pc ? 0 : (e->nframes > 1 ? 1 : 0);
-    if (e->nframes > 0) {
-        md_putc(b, ' ');
-        md_frame_location(b, e->frames[f], f > 0 || !e->pc);
-    }
-    md_putc(b, '\n');
+    put_summary(b, e, kind);
     md_report_end(b);
     md_in_runtime = saved;
 }

@@ -10,18 +10,23 @@
 /* ---- reports (report.c) and the SIGSEGV handler (fault.c) ---- */
 enum md_error {
     ERR_OVERFLOW, ERR_UNDERFLOW, ERR_UAF, ERR_DOUBLE_FREE, ERR_BAD_FREE,
-    ERR_MISMATCH, ERR_UNKNOWN_CRASH,
+    ERR_MISMATCH, ERR_UNKNOWN_CRASH, ERR_PARAM_OVERLAP,
 };
 struct md_error_info {
     int kind;
     uintptr_t addr;
     int access;                 /* 0 unknown, 1 READ, 2 WRITE */
-    int access_size;            /* 0 unknown */
+    size_t access_size;         /* 0 unknown */
     const char *how;            /* extra line, e.g. "detected at free()" */
     const uintptr_t *frames; int nframes;  /* current stack */
     struct md_slot *slot;       /* the block it is about (may be NULL) */
     int alloc_kind, dealloc_kind;  /* for mismatch */
     uintptr_t pc, sp, bp;
+    /* ERR_PARAM_OVERLAP: the function, and its second range (the first
+     * is [addr, addr + access_size)) */
+    const char *function;
+    uintptr_t addr2;
+    size_t size2;
 };
 void md_report_error(const struct md_error_info *e) MEMDBG_HIDDEN;
 /* e->kind and e->slot for a bad address: the block md_blame names, and
@@ -29,6 +34,17 @@ void md_report_error(const struct md_error_info *e) MEMDBG_HIDDEN;
 void md_classify_addr(struct md_error_info *e, uintptr_t addr) MEMDBG_HIDDEN;
 void md_error_finish(bool fatal) MEMDBG_HIDDEN;   /* exit/abort per options */
 void md_fault_init(void) MEMDBG_HIDDEN;
+
+/* ---- the range checks of the mem and str interceptors (access.c) ---- */
+/* Bytes from p to the end of the live block p points into; 0 when p is in
+ * the arena but in no live block; SIZE_MAX when p is not in the arena. */
+size_t md_block_room(const void *p) MEMDBG_HIDDEN;
+/* Reports an access of n bytes at p of which only room are in p's block
+ * (READ: access 1, WRITE: 2), then stops unless halt_on_error=0.  Called
+ * by the interceptor itself: its frame is the report's frame #0. */
+void md_report_bad_range(const void *p, size_t n, size_t room, int access) MEMDBG_HIDDEN;
+/* Reports fn's overlapping ranges [a, a + an) and [b, b + bn). */
+void md_report_overlap(const char *fn, const void *a, size_t an, const void *b, size_t bn) MEMDBG_HIDDEN;
 
 /* One report: md_report_begin takes the report lock and a buffer on the
  * report fd, md_put_pid_prefix writes "==PID==", md_report_end flushes. */
