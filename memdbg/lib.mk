@@ -33,7 +33,7 @@ MD_ALLOC_SRCS := memdbg/alloc/heap.c memdbg/alloc/slot_cache.c memdbg/alloc/defe
                  memdbg/alloc/leak_ignore.c
 MD_LEAK_SRCS := memdbg/leak/leaks.c memdbg/leak/leak_roots.c memdbg/leak/suppressions.c \
                 memdbg/leak/lsan_api.c
-MD_PRELOAD_SRCS := preload/malloc.c preload/strings.c
+MD_PRELOAD_SRCS := preload/malloc.c preload/strings.c preload/dlopen.c
 MD_LIB_SRCS := $(MD_BASE_SRCS) $(MD_SYS_SRCS) $(MD_CORE_SRCS) $(MD_BACKEND_SRCS) $(MD_STACK_SRCS) \
                $(MD_REPORT_SRCS) $(MD_LIFECYCLE_SRCS) $(MD_ALLOC_SRCS) $(MD_LEAK_SRCS) $(MD_PRELOAD_SRCS)
 MD_OBJS := $(patsubst %.c,$(BUILD)/lib/obj/%.o,$(MD_LIB_SRCS)) $(BUILD)/lib/obj/preload/cxx.o
@@ -131,6 +131,11 @@ $(BUILD)/tests/lib/libmdsym2.so: tests/lib/libmdsym.c
 $(BUILD)/tests/lib/t_prof_unwind: tests/lib/t_prof_unwind.c
 	@mkdir -p $(dir $@)
 	$(CC) $(MD_TEST_CFLAGS) $< -o $@ -lunwind
+
+# dlopen by a bare name must still search the caller's RUNPATH under memdbg
+$(BUILD)/tests/lib/t_deepbind: tests/lib/t_deepbind.c
+	@mkdir -p $(dir $@)
+	$(CC) $(MD_TEST_CFLAGS) $< -o $@ -Wl,-rpath,'$$ORIGIN'
 
 $(BUILD)/tests/lib/t_inline: tests/lib/t_inline.c
 	@mkdir -p $(dir $@)
