@@ -16,7 +16,7 @@ MD_LDLIBS := -lunwind -ldw -lelf -lpthread -ldl -lstdc++
 # and the folders listed before it (tests/infra/layer_check.sh checks this
 # on the built objects; docs/architecture.md says what each file holds).
 MD_BASE_SRCS := memdbg/base/out.c memdbg/base/log.c memdbg/base/options.c memdbg/base/options_table.c memdbg/base/internal_alloc.c \
-                memdbg/base/runtime.c
+                memdbg/base/runtime.c memdbg/base/as_limit.c
 MD_SYS_SRCS := memdbg/sys/fd.c memdbg/sys/proc_maps.c memdbg/sys/madvise_vec.c memdbg/sys/x86_access.c
 MD_CORE_SRCS := memdbg/core/arena.c memdbg/core/quarantine.c memdbg/core/heap_lock.c memdbg/core/padding.c memdbg/core/core_dump.c \
                 memdbg/core/blame.c
