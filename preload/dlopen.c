@@ -29,6 +29,7 @@ MEMDBG_HIDDEN dlopen_fn md_dlopen_prepare(const char *file, int *flags)
     dlopen_fn real = __atomic_load_n(&real_dlopen, __ATOMIC_ACQUIRE);
     if (!real) {
         real = (dlopen_fn)dlsym(RTLD_NEXT, "dlopen");
+        if (!real) md_die_msg("memdbg: the C library's dlopen is not found", "", "");
         __atomic_store_n(&real_dlopen, real, __ATOMIC_RELEASE);
     }
     if (*flags & RTLD_DEEPBIND) {

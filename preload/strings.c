@@ -207,7 +207,7 @@ ALWAYS_INLINE int checked_strncmp(const char *a, const char *b, size_t n)
             if (x != y || !x) return x - y;
         }
     }
-    return REAL(R_STRNCMP, sncmp_fn)(a, b, n);
+    return n == SIZE_MAX ? REAL(R_STRCMP, scmp_fn)(a, b) : REAL(R_STRNCMP, sncmp_fn)(a, b, n);
 }
 
 /* memchr, strchr: the call stops at the byte it looks for, so only a

@@ -141,15 +141,23 @@
 // CHECK: is located 0 bytes after 16-byte region
 // CHECK-STACK: ^WRITE of size | __memcpy_chk | main
 //
+// TEST: string calls in a signal handler that interrupts malloc and free
+// RUN: %memdbg %t signal
+// EXIT: 0
+// CHECK-NOT: ERROR
+// CHECK-OUT: handler ran
+//
 // TEST: calls inside their blocks report nothing
 // RUN: %memdbg %t fine
 // EXIT: 0
 // CHECK-NOT: ERROR
 // CHECK-OUT: survived
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 
 void *__memcpy_chk(void *d, const void *s, size_t n, size_t dlen);
 
@@ -157,6 +165,39 @@ static volatile size_t n1 = 1, n4 = 4, n8 = 8, n9 = 9, n10 = 10, n12 = 12, n16 =
                        n100 = 100, n101 = 101, n200 = 200;
 
 void *do_memcpy(void *d, const void *s, size_t n) { return memcpy(d, s, n); }
+
+static char *sig_a, *sig_b;
+static volatile int sig_runs;
+static void on_alarm(int sig)
+{
+    (void)sig;
+    memcpy(sig_b, sig_a, n16);
+    if (strlen(sig_b) == 15 && !strcmp(sig_a, sig_b)) sig_runs++;
+}
+
+/* A timer interrupts malloc and free (memdbg's own memcpy and memset
+ * included) with a handler that calls the checked functions. */
+static void signal_run(void)
+{
+    sig_a = malloc(16);
+    sig_b = malloc(16);
+    memset(sig_a, 'a', 15);
+    sig_a[15] = 0;
+    signal(SIGALRM, on_alarm);
+    struct itimerval it = { { 0, 100 }, { 0, 100 } };
+    setitimer(ITIMER_REAL, &it, 0);
+    for (int i = 0; i < 500 || !sig_runs; i++) {
+        char *p = malloc(100 + i % 300);
+        memset(p, 1, 100);
+        p = realloc(p, 500);
+        free(p);
+    }
+    struct itimerval off = { { 0, 0 }, { 0, 0 } };
+    setitimer(ITIMER_REAL, &off, 0);
+    printf("handler ran\n");
+    free(sig_a);
+    free(sig_b);
+}
 
 int main(int argc, char **argv)
 {
@@ -231,6 +272,8 @@ int main(int argc, char **argv)
     } else if (!strcmp(m, "memcpy-chk")) {
         char *p = malloc(n16);
         __memcpy_chk(p, stack_buf, n24, n200);   /* a variable: the compiler keeps the call */
+    } else if (!strcmp(m, "signal")) {
+        signal_run();
     } else {
         char *p = malloc(n16), *q = malloc(n100);
         memset(p, 0, n16);
