@@ -37,6 +37,13 @@
 // CHECK: ^READ of size 12 at 0x
 // CHECK: is located 0 bytes after 10-byte region
 //
+// TEST: halt_on_error=0: a checked call's error is reported and the call runs
+// RUN: %memdbg -o alignment=16:halt_on_error=0:detect_leaks=0 %t slack
+// EXIT: 1
+// CHECK-COUNT: 1 ERROR: memdbg: heap-buffer-overflow
+// CHECK: ^READ of size 12 at 0x
+// CHECK-OUT: survived
+//
 // TEST: memset one byte past a block
 // RUN: %memdbg %t memset
 // EXIT: 1
