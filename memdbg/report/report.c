@@ -237,27 +237,28 @@ static void put_summary(struct md_buf *b, const struct md_error_info *e, const c
     md_putc(b, '\n');
 }
 
-/* The heap blocks an overlap's ranges lie in, each once. */
+static void put_allocated_by(struct md_buf *b, const struct md_slot *s)
+{
+    md_puts(b, "allocated by thread T");
+    md_putu(b, s->alloc_tid);
+    md_puts(b, " here:\n");
+    put_stack_id(b, s->alloc_stack);
+}
+
+/* Where an overlap's ranges start, for those in a live block; a block's
+ * allocation stack once. */
 static void put_overlap_blocks(struct md_buf *b, const struct md_error_info *e)
 {
     const struct md_slot *first = md_slot_of_addr(e->addr);
     const struct md_slot *second = md_slot_of_addr(e->addr2);
     if (first && first->state == SLOT_LIVE) {
         put_location(b, e->addr, first);
-        md_puts(b, "allocated by thread T");
-        md_putu(b, first->alloc_tid);
-        md_puts(b, " here:\n");
-        put_stack_id(b, first->alloc_stack);
+        put_allocated_by(b, first);
         md_putc(b, '\n');
     }
     if (second && second->state == SLOT_LIVE) {
         put_location(b, e->addr2, second);
-        if (second != first) {
-            md_puts(b, "allocated by thread T");
-            md_putu(b, second->alloc_tid);
-            md_puts(b, " here:\n");
-            put_stack_id(b, second->alloc_stack);
-        }
+        if (second != first) put_allocated_by(b, second);
         md_putc(b, '\n');
     }
 }
