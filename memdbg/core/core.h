@@ -229,6 +229,9 @@ struct md_backend {
      * just below window slot s's in their shared page (0: none).  Its
      * overflow past its redzone lands in s's head padding. */
     uint32_t (*window_below)(const struct md_slot *s);
+    /* The same for the live block just above (0: none): its underflow
+     * lands in s's redzone. */
+    uint32_t (*window_above)(const struct md_slot *s);
 };
 bool md_heap_fd_ok(void) MEMDBG_HIDDEN;        /* md_heap.fd is still the heap's memfd */
 
@@ -238,6 +241,7 @@ bool md_heap_fd_ok(void) MEMDBG_HIDDEN;        /* md_heap.fd is still the heap's
 bool md_check_padding(struct md_slot *s, uintptr_t *bad) MEMDBG_HIDDEN;
 size_t md_padding_damage(const struct md_slot *s, uintptr_t bad, uintptr_t *lo) MEMDBG_HIDDEN;
 uint32_t md_overflow_from_below(const struct md_slot *s, uintptr_t *bad) MEMDBG_HIDDEN;
+uint32_t md_underflow_from_above(const struct md_slot *s, uintptr_t *lo, size_t n) MEMDBG_HIDDEN;
 
 /* Before dying of a signal: leave unused heap and metadata out of the core (core_dump.c). */
 void md_core_trim(void) MEMDBG_HIDDEN;

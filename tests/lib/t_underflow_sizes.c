@@ -51,6 +51,30 @@
 // CHECK: is located 1 bytes before 4096-byte region
 // CHECK-STACK: ^allocated by thread T0 here: | malloc | make_victim | main
 //
+// TEST: compact=1: underflow of a 100-byte block blames it
+// REQUIRES: backend=nonlinear
+// RUN: %memdbg -o compact=1 %t 100 1
+// EXIT: 1
+// CHECK-ERROR: heap-buffer-underflow
+// CHECK: is located 1 bytes before 100-byte region
+// CHECK-STACK: ^allocated by thread T0 here: | malloc | make_victim | main
+//
+// TEST: compact=1: a 16-byte block's underflow into the redzone of the block below blames it
+// REQUIRES: backend=nonlinear
+// RUN: %memdbg -o compact=1 %t 16 1
+// EXIT: 1
+// CHECK-ERROR: heap-buffer-underflow
+// CHECK: is located 1 bytes before 16-byte region
+// CHECK: written below its start, into the redzone of the block below it
+// CHECK-STACK: ^allocated by thread T0 here: | malloc | make_victim | main
+//
+// TEST: compact=1: an overflow into the redzone still blames the block below
+// RUN: %memdbg -o compact=1 %t 16 1 over
+// EXIT: 1
+// CHECK-ERROR: heap-buffer-overflow
+// CHECK: is located 0 bytes after 16-byte region
+// CHECK-STACK: ^allocated by thread T0 here: | malloc | make_victim | main
+//
 // TEST: protect_below: an overflow of a 4096-byte block blames it, not the block above
 // RUN: %memdbg -o protect_below=1 %t 4096 1 over
 // EXIT: 1
@@ -80,8 +104,10 @@ int main(int argc, char **argv)
     char *victim = make_victim(size);
     for (int i = 0; i < 5 && !lone; i++) after[i] = make_neighbour(size);
     poke(victim, over ? (long)size - 1 + below : -below);
-    free(victim);
+    /* the neighbours first: in compact mode the victim's underflow is in
+     * the redzone of the block below it, found at that block's free */
     for (int i = 0; i < 5 && !lone; i++) { free(before[i]); free(after[i]); }
+    free(victim);
     puts("survived");
     return 0;
 }
