@@ -16,10 +16,10 @@ MD_LDLIBS := -lunwind -ldw -lelf -lpthread -ldl -lstdc++
 # and the folders listed before it (tests/infra/layer_check.sh checks this
 # on the built objects; docs/architecture.md says what each file holds).
 MD_BASE_SRCS := memdbg/base/out.c memdbg/base/log.c memdbg/base/options.c memdbg/base/options_table.c memdbg/base/internal_alloc.c \
-                memdbg/base/runtime.c
+                memdbg/base/runtime.c memdbg/base/as_limit.c
 MD_SYS_SRCS := memdbg/sys/fd.c memdbg/sys/proc_maps.c memdbg/sys/madvise_vec.c memdbg/sys/x86_access.c
 MD_CORE_SRCS := memdbg/core/arena.c memdbg/core/quarantine.c memdbg/core/heap_lock.c memdbg/core/padding.c memdbg/core/core_dump.c \
-                memdbg/core/frozen.c
+                memdbg/core/frozen.c memdbg/core/blame.c
 MD_BACKEND_SRCS := memdbg/backend/select.c memdbg/backend/guard.c memdbg/backend/mprotect.c \
                    memdbg/backend/nonlinear.c memdbg/backend/nonlinear_calls.c memdbg/backend/compact.c memdbg/backend/nonlinear_pool.c \
                    memdbg/backend/readonly.c
@@ -28,13 +28,13 @@ MD_STACK_SRCS := memdbg/stack/stacktrace.c memdbg/stack/stackmemo.c memdbg/stack
                  memdbg/stack/unwind_fds.c
 MD_REPORT_SRCS := memdbg/report/report.c memdbg/report/fault.c memdbg/report/frozen_fault.c memdbg/report/signals.c \
                   memdbg/report/altstack.c memdbg/report/stats.c memdbg/report/stats_export.c \
-                  memdbg/report/json.c
+                  memdbg/report/json.c memdbg/report/access.c
 MD_LIFECYCLE_SRCS := memdbg/lifecycle/init.c memdbg/lifecycle/fork.c memdbg/lifecycle/children.c
 MD_ALLOC_SRCS := memdbg/alloc/heap.c memdbg/alloc/slot_cache.c memdbg/alloc/deferred_free.c memdbg/alloc/freeze.c \
                  memdbg/alloc/leak_ignore.c memdbg/alloc/delete_check.c
 MD_LEAK_SRCS := memdbg/leak/leaks.c memdbg/leak/leak_roots.c memdbg/leak/suppressions.c \
                 memdbg/leak/lsan_api.c
-MD_PRELOAD_SRCS := preload/malloc.c
+MD_PRELOAD_SRCS := preload/malloc.c preload/strings.c preload/dlopen.c
 MD_LIB_SRCS := $(MD_BASE_SRCS) $(MD_SYS_SRCS) $(MD_CORE_SRCS) $(MD_BACKEND_SRCS) $(MD_STACK_SRCS) \
                $(MD_REPORT_SRCS) $(MD_LIFECYCLE_SRCS) $(MD_ALLOC_SRCS) $(MD_LEAK_SRCS) $(MD_PRELOAD_SRCS)
 MD_OBJS := $(patsubst %.c,$(BUILD)/lib/obj/%.o,$(MD_LIB_SRCS)) $(BUILD)/lib/obj/preload/cxx.o
@@ -52,6 +52,12 @@ $(BUILD)/lib/obj/%.o: %.c $(MD_HEADERS) memdbg/base/options.inc memdbg/lib.mk
 # only json.o is rebuilt when it changes.
 $(BUILD)/lib/obj/memdbg/report/json.o: MD_CFLAGS += -DMEMDBG_VERSION="\"$$(cat $(BUILD)/.memdbg-version)\""
 $(BUILD)/lib/obj/memdbg/report/json.o: $(BUILD)/.memdbg-version
+
+# The mem and str interceptors: the compiler must not turn their loops into
+# calls to themselves, nor treat them as the C library's; without debug
+# information a report's frame 0 is the function (memcpy), not the helper
+# inlined into it (preload/strings.c).
+$(BUILD)/lib/obj/preload/strings.o: MD_CFLAGS += -fno-builtin -fno-tree-loop-distribute-patterns -g0
 
 $(BUILD)/lib/obj/preload/cxx.o: preload/cxx.cc memdbg/lib.mk
 	@mkdir -p $(dir $@)
@@ -131,6 +137,11 @@ $(BUILD)/tests/lib/libmdsym2.so: tests/lib/libmdsym.c
 $(BUILD)/tests/lib/t_prof_unwind: tests/lib/t_prof_unwind.c
 	@mkdir -p $(dir $@)
 	$(CC) $(MD_TEST_CFLAGS) $< -o $@ -lunwind
+
+# dlopen by a bare name must still search the caller's RUNPATH under memdbg
+$(BUILD)/tests/lib/t_deepbind: tests/lib/t_deepbind.c
+	@mkdir -p $(dir $@)
+	$(CC) $(MD_TEST_CFLAGS) $< -o $@ -Wl,-rpath,'$$ORIGIN'
 
 $(BUILD)/tests/lib/t_inline: tests/lib/t_inline.c
 	@mkdir -p $(dir $@)

@@ -219,8 +219,13 @@ static bool check_block_padding(struct md_slot *s, struct md_stack *st)
         .how = "the padding next to the block was overwritten; found when it was freed",
     };
     e.access_size = (int)md_padding_damage(s, bad, &e.addr);
-    uint32_t below;
-    if (e.kind == ERR_UNDERFLOW && (below = md_overflow_from_below(s, &e.addr)) != 0) {
+    uint32_t below, above;
+    if (e.kind == ERR_OVERFLOW && (above = md_underflow_from_above(s, &e.addr, e.access_size)) != 0) {
+        e.kind = ERR_UNDERFLOW;
+        e.slot = &md_heap.slots[above];
+        e.how = "the block was written below its start, into the redzone of the block below it "
+                "(compact mode); found when that block was freed";
+    } else if (e.kind == ERR_UNDERFLOW && (below = md_overflow_from_below(s, &e.addr)) != 0) {
         e.kind = ERR_OVERFLOW;
         e.access_size = 0;
         e.slot = &md_heap.slots[below];

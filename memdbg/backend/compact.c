@@ -188,6 +188,21 @@ uint32_t md_compact_below(const struct md_slot *s)
     return 0;
 }
 
+/* The live block whose chunk lies just above s's in their file page (the
+ * chunk of index one less): a write a few bytes below its start lands in
+ * s's redzone. */
+uint32_t md_compact_above(const struct md_slot *s)
+{
+    if (!active || !s->win_hi) return 0;
+    uint32_t fp = s->file_page, idx = chunk_of(s);
+    if (idx == 0) return 0;
+    for (uint32_t id = 1; id <= md_heap.nslots; id++) {
+        const struct md_slot *n = &md_heap.slots[id];
+        if (n->state == SLOT_LIVE && n->win_hi && n->file_page == fp && chunk_of(n) == idx - 1) return id;
+    }
+    return 0;
+}
+
 /* A slot of 1 data page + guard whose data page is to show chunk idx of
  * file page fp; 0 when address space is out. */
 static uint32_t new_slot(uint32_t cls, uint32_t fp, uint32_t idx, struct md_rfp_entry *e)

@@ -12,6 +12,7 @@ void md_compact_init(void);                       /* after the arena is mapped *
 uint32_t md_compact_take(size_t size, size_t align);   /* backend take_window */
 int md_compact_release(struct md_slot *s);        /* a slot with a window */
 uint32_t md_compact_below(const struct md_slot *s);   /* backend window_below */
+uint32_t md_compact_above(const struct md_slot *s);   /* backend window_above */
 /* Deferred guards and maps go to the kernel before any other change of
  * the mapping, so that the calls stay in order. */
 void md_compact_flush(void);

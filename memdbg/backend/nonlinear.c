@@ -435,6 +435,7 @@ const struct md_backend md_backend_nonlinear MEMDBG_HIDDEN = {
     .take_window = md_compact_take,
     .window_below = md_compact_below,
     .protect_many = md_protect_nonlinear_many,
+    .window_above = md_compact_above,
     /* Nothing slow is left to hand over: no memory is returned (runs are
      * recycled) and a recycled page needs no zeroing.  A helper's
      * remap_file_pages calls would only compete for the mmap lock, and its

@@ -77,6 +77,12 @@ struct md_thread_rec { uintptr_t tp; uintptr_t sp_hint; pid_t tid; };
 const struct md_thread_rec *md_thread_of_tid(pid_t tid) MEMDBG_HIDDEN;   /* NULL: never recorded */
 uintptr_t md_thread_pointer(void) MEMDBG_HIDDEN;
 
+/* ---- address space under RLIMIT_AS (as_limit.c) ---- */
+size_t md_as_room(void) MEMDBG_HIDDEN;                  /* left under the limit; SIZE_MAX: no limit */
+size_t md_reservations_for(size_t arena) MEMDBG_HIDDEN; /* memdbg's address space for that arena */
+void md_fit_arena_to_limit(void) MEMDBG_HIDDEN;         /* arena_size not given: shrink it to fit */
+const char *md_as_limit_hint(void) MEMDBG_HIDDEN;       /* " (...)": what fits, for a failed reservation */
+
 /* ---- internal allocator (internal_alloc.c) ---- */
 void *md_reserve(size_t bytes, const char *what) MEMDBG_HIDDEN; /* guarded, lazily backed */
 void *md_internal_alloc(size_t size, size_t align) MEMDBG_HIDDEN;

@@ -40,7 +40,10 @@ void *md_reserve(size_t bytes, const char *what)
     bytes = (bytes + MD_PAGE - 1) & ~(MD_PAGE - 1);
     char *p = mmap(0, bytes + 2 * MD_PAGE, PROT_NONE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) md_die_msg("memdbg: cannot reserve metadata for ", what, "");
+    if (p == MAP_FAILED) {
+        md_write_all(2, "memdbg: cannot reserve metadata for ", 36);
+        md_die_msg(what, md_as_limit_hint(), "");
+    }
     if (mprotect(p + MD_PAGE, bytes, PROT_READ | PROT_WRITE) != 0)
         md_die_msg("memdbg: cannot enable metadata for ", what, "");
     if (nregions < 64) {

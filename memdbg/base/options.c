@@ -121,6 +121,7 @@ static void validate(void)
                  " puts odd-sized blocks at odd addresses: programs that need 2-byte alignment\n"
                  "    inside such blocks fail with it (python3 dies at start; 2, the default, does not)\n");
     md_opt.arena_size &= ~(MD_PAGE - 1);
+    md_fit_arena_to_limit();   /* under ulimit -v: the default arena shrinks to fit */
     /* A compact window's block sits at its chunk's end, never at a page
      * start.  (compact=1 without the nonlinear backend is found when the
      * backend is chosen: backend.c.) */

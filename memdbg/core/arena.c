@@ -197,8 +197,7 @@ void md_arena_init(void)
     }
     /* Reserve the address range first; the backend maps the heap over it. */
     void *a = mmap(0, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (a == MAP_FAILED) md_die_msg("memdbg: cannot reserve the arena: ", strerror(errno),
-                                    " (try MEMDBG_OPTIONS=arena_size=8G)");
+    if (a == MAP_FAILED) md_die_msg("memdbg: cannot reserve the arena: ", strerror(errno), md_as_limit_hint());
     md_heap.base = (uintptr_t)a;
     if (md_heap.backend->map_arena() != 0)
         md_die_msg("memdbg: cannot map the heap for backend ", md_heap.backend->name, "");

@@ -165,6 +165,11 @@ static inline uintptr_t md_slot_data_hi(const struct md_slot *s) {
     uintptr_t page = md_page_addr(md_slot_data_page(s));
     return s->win_hi ? page + s->win_hi : page + ((uintptr_t)s->data_pages << MD_PAGE_SHIFT);
 }
+/* The block addr is about (blame.c): the one it lies in, else the nearest
+ * block on either side of the pages around it (an underflow of a block
+ * that starts at its page lands in the guard page of the slot below); a
+ * freed block counts.  NULL: no block near. */
+struct md_slot *md_blame(uintptr_t addr) MEMDBG_HIDDEN;
 /* Quarantine (quarantine.c) */
 void md_quarantine_push(uint32_t id) MEMDBG_HIDDEN;
 bool md_quarantine_evict_one(void) MEMDBG_HIDDEN;
@@ -236,6 +241,9 @@ struct md_backend {
      * first, were changed (the others are as they were), with errno set
      * when that is fewer than n (ENOMEM: a VMA or memory limit). */
     uint32_t (*protect_many)(struct md_slot *const *slots, uint32_t n, bool ro);
+    /* The same for the live block just above (0: none): its underflow
+     * lands in s's redzone. */
+    uint32_t (*window_above)(const struct md_slot *s);
 };
 bool md_heap_fd_ok(void) MEMDBG_HIDDEN;        /* md_heap.fd is still the heap's memfd */
 
@@ -260,6 +268,7 @@ bool md_frozen_covers(const struct md_slot *s, uintptr_t addr) MEMDBG_HIDDEN;
 bool md_check_padding(struct md_slot *s, uintptr_t *bad) MEMDBG_HIDDEN;
 size_t md_padding_damage(const struct md_slot *s, uintptr_t bad, uintptr_t *lo) MEMDBG_HIDDEN;
 uint32_t md_overflow_from_below(const struct md_slot *s, uintptr_t *bad) MEMDBG_HIDDEN;
+uint32_t md_underflow_from_above(const struct md_slot *s, uintptr_t *lo, size_t n) MEMDBG_HIDDEN;
 
 /* Before dying of a signal: leave unused heap and metadata out of the core (core_dump.c). */
 void md_core_trim(void) MEMDBG_HIDDEN;

@@ -75,6 +75,29 @@ uint32_t md_overflow_from_below(const struct md_slot *s, uintptr_t *bad)
     return overflowed ? id : 0;
 }
 
+/* The mirror case: s's redzone, damaged over [*lo, *lo + n), lies
+ * between s's end and the start of the live block above it in the shared
+ * page (a block freed meanwhile is not looked for: its chunk may hold
+ * another block by now); when the damage is nearer to that block's start than to s's end,
+ * that block was written below its start.  Returns its id (0: s is the
+ * culprit) and moves *lo into that block's own page, which shows the same
+ * file page, so that the report's offsets are in its terms. */
+uint32_t md_underflow_from_above(const struct md_slot *s, uintptr_t *lo, size_t n)
+{
+    const struct md_backend *be = md_heap.backend;
+    uint32_t id = be->window_above && s->win_hi ? be->window_above(s) : 0;
+    if (!id || !n) return 0;
+    const struct md_slot *above = &md_heap.slots[id];
+    const uintptr_t in_page = MD_PAGE - 1;
+    uintptr_t end = s->user + s->size;
+    if (*lo < end) return 0;
+    uintptr_t last_off = (*lo + n - 1) & in_page, above_off = above->user & in_page;
+    if (above_off <= last_off) return 0;
+    if (above_off - last_off > *lo - end + 1) return 0;   /* nearer to s's end: its overflow */
+    *lo = (above->user & ~in_page) + (*lo & in_page);
+    return id;
+}
+
 /* The damaged part of a block's padding on the side of bad (a byte
  * md_check_padding found): *lo gets its lowest address; returns its size,
  * from the lowest to the highest changed byte, so a report names the

@@ -342,7 +342,14 @@ static void check_live_padding(void)
             .access = 2, .slot = s,
             .how = "the padding next to a live block was overwritten; found at exit",
         };
-        e.access_size = (int)md_padding_damage(s, bad, &e.addr);
+        e.access_size = md_padding_damage(s, bad, &e.addr);
+        uint32_t above;
+        if (e.kind == ERR_OVERFLOW && (above = md_underflow_from_above(s, &e.addr, e.access_size)) != 0) {
+            e.kind = ERR_UNDERFLOW;
+            e.slot = &md_heap.slots[above];
+            e.how = "a live block was written below its start, into the redzone of the block below it "
+                    "(compact mode); found at exit";
+        }
         md_block_read_jmp = NULL;
         md_report_error(&e);
         md_block_read_jmp = &env;

@@ -17,6 +17,20 @@
  * stack, so nothing larger than a few words happens before the switch. */
 struct fault { siginfo_t *si; ucontext_t *uc; bool go_on; };
 
+void md_classify_addr(struct md_error_info *e, uintptr_t addr)
+{
+    struct md_slot *s = md_blame(addr);
+    e->slot = s;
+    if (!s) {
+        e->kind = ERR_UNKNOWN_CRASH;
+        return;
+    }
+    e->kind = addr < s->user ? ERR_UNDERFLOW : ERR_OVERFLOW;
+    /* a freed block's pages are all guards: its bytes and the slack after
+     * them up to its guard page are a use of freed memory */
+    if (s->state != SLOT_LIVE && addr >= s->user && addr - s->user < s->size + MD_PAGE) e->kind = ERR_UAF;
+}
+
 static void report_fault(void *arg)
 {
     struct fault *f = arg;
@@ -37,24 +51,9 @@ static void report_fault(void *arg)
     e.nframes = md_capture_stack_from_ucontext(f->uc, frames, depth);
     e.frames = frames;
 
-    struct md_slot *s = md_slot_of_addr(addr);
-    e.slot = s && s->state != SLOT_UNUSED ? s : 0;
-    if (!e.slot) {
-        e.kind = ERR_UNKNOWN_CRASH;
-    } else if (s->state == SLOT_LIVE && e.access == 2 && md_frozen_covers(s, addr)) {
+    md_classify_addr(&e, addr);
+    if (e.slot && e.slot->state == SLOT_LIVE && e.access == 2 && md_frozen_covers(e.slot, addr))
         e.kind = ERR_FROZEN_WRITE;
-    } else if (s->state == SLOT_LIVE) {
-        e.kind = addr < s->user ? ERR_UNDERFLOW : ERR_OVERFLOW;
-    } else if (addr >= s->user && addr < s->user + s->size) {
-        e.kind = ERR_UAF;
-    } else if (s->state == SLOT_FREE && s->size == 0 && s->user == 0) {
-        e.kind = ERR_UNKNOWN_CRASH;   /* a slot that never held a block */
-        e.slot = 0;
-    } else {
-        /* next to a freed block: still a use of freed memory's neighbourhood */
-        e.kind = addr < s->user ? ERR_UNDERFLOW : ERR_OVERFLOW;
-        if (addr - s->user < s->size + MD_PAGE && addr >= s->user) e.kind = ERR_UAF;
-    }
     md_report_error(&e);
     /* halt_on_error=0: the write goes through (on_segv thaws the block) */
     if (e.kind == ERR_FROZEN_WRITE && !md_opt.halt_on_error) {

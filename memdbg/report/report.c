@@ -74,6 +74,7 @@ static const char *const kind_names[] = {
     [ERR_FROZEN_WRITE] = "write-to-frozen-block",
     [ERR_FREE_FROZEN] = "free-of-frozen-block",
     [ERR_NEW_DELETE_MISMATCH] = "new-delete-type-mismatch",
+    [ERR_PARAM_OVERLAP] = "param-overlap",
 };
 
 static const char *alloc_name(int kind)
@@ -282,6 +283,11 @@ static void json_body(struct md_buf *b, const struct md_error_info *e)
         if (e->access_size > 0) md_json_uint(&j, "size", (unsigned)e->access_size);
         else md_json_null(&j, "size");
         md_json_str(&j, "direction", e->access == 2 ? "write" : e->access == 1 ? "read" : "unknown");
+    } else if (e->kind == ERR_PARAM_OVERLAP) {
+        md_json_null(&j, "size");
+        md_json_str(&j, "direction", "unknown");
+        md_json_str(&j, "operation", e->function);
+        md_json_hex(&j, "second_address", e->addr2);
     } else {
         md_json_null(&j, "size");
         md_json_str(&j, "direction", "unknown");
@@ -339,6 +345,49 @@ static void json_body(struct md_buf *b, const struct md_error_info *e)
     md_json_end(&j);
 }
 
+static void put_summary(struct md_buf *b, const struct md_error_info *e, const char *kind)
+{
+    md_puts(b, "SUMMARY: memdbg: ");
+    if (e->kind == ERR_PARAM_OVERLAP) {
+        md_puts(b, e->function);
+        md_putc(b, '-');
+    }
+    md_puts(b, kind);
+    /* the first frame outside the allocator entry point names the culprit */
+    int f = e->pc ? 0 : (e->nframes > 1 ? 1 : 0);
+    if (e->nframes > 0) {
+        md_putc(b, ' ');
+        md_frame_location(b, e->frames[f], f > 0 || !e->pc);
+    }
+    md_putc(b, '\n');
+}
+
+static void put_allocated_by(struct md_buf *b, const struct md_slot *s)
+{
+    md_puts(b, "allocated by thread T");
+    md_putu(b, s->alloc_tid);
+    md_puts(b, " here:\n");
+    put_stack_id(b, s->alloc_stack);
+}
+
+/* Where an overlap's ranges start, for those in a live block; a block's
+ * allocation stack once. */
+static void put_overlap_blocks(struct md_buf *b, const struct md_error_info *e)
+{
+    const struct md_slot *first = md_slot_of_addr(e->addr);
+    const struct md_slot *second = md_slot_of_addr(e->addr2);
+    if (first && first->state == SLOT_LIVE) {
+        put_location(b, e->addr, first);
+        put_allocated_by(b, first);
+        md_putc(b, '\n');
+    }
+    if (second && second->state == SLOT_LIVE) {
+        put_location(b, e->addr2, second);
+        if (second != first) put_allocated_by(b, second);
+        md_putc(b, '\n');
+    }
+}
+
 static void report_body(void *arg)
 {
     const struct md_error_info *e = arg;
@@ -359,6 +408,30 @@ static void report_body(void *arg)
     md_puts(b, "=================================================================\n");
     md_put_pid_prefix(b);
     md_puts(b, "ERROR: memdbg: ");
+    if (e->kind == ERR_PARAM_OVERLAP) {
+        /* ASan's layout: "memcpy-param-overlap: memory ranges [a,b) and [c,d) overlap" */
+        md_puts(b, e->function);
+        md_putc(b, '-');
+        md_puts(b, kind);
+        md_puts(b, ": memory ranges [");
+        md_putx(b, e->addr);
+        md_putc(b, ',');
+        md_putx(b, e->addr + e->access_size);
+        md_puts(b, ") and [");
+        md_putx(b, e->addr2);
+        md_putc(b, ',');
+        md_putx(b, e->addr2 + e->size2);
+        md_puts(b, ") overlap\n");
+        put_raw_frames(b, e->frames, e->nframes);
+        md_flush(b);
+        md_print_stack(b, e->frames, e->nframes, false);
+        md_putc(b, '\n');
+        put_overlap_blocks(b, e);
+        put_summary(b, e, kind);
+        md_report_end(b);
+        md_in_runtime = saved;
+        return;
+    }
     md_puts(b, kind);
     md_puts(b, " on address ");
     md_putx(b, e->addr);
@@ -378,7 +451,7 @@ static void report_body(void *arg)
 
     if (is_access_error(e->kind)) {
         md_puts(b, e->access == 2 ? "WRITE" : e->access == 1 ? "READ" : "ACCESS");
-        if (e->access_size > 0) { md_puts(b, " of size "); md_putu(b, (unsigned)e->access_size); }
+        if (e->access_size > 0) { md_puts(b, " of size "); md_putu(b, e->access_size); }
         else md_puts(b, " of unknown size");
         md_puts(b, " at ");
         md_putx(b, e->addr);
@@ -422,15 +495,7 @@ static void report_body(void *arg)
         md_puts(b, " is in the memdbg heap but not in any block\n\n");
     }
 
-    md_puts(b, "SUMMARY: memdbg: ");
-    md_puts(b, kind);
-    /* the first frame outside the allocator entry point names the culprit */
-    int f = e->pc ? 0 : (e->nframes > 1 ? 1 : 0);
-    if (e->nframes > 0) {
-        md_putc(b, ' ');
-        md_frame_location(b, e->frames[f], f > 0 || !e->pc);
-    }
-    md_putc(b, '\n');
+    put_summary(b, e, kind);
     md_report_end(b);
     md_in_runtime = saved;
 }

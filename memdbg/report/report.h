@@ -14,12 +14,13 @@ enum md_error {
     ERR_MISMATCH, ERR_UNKNOWN_CRASH, ERR_NEW_DELETE_MISMATCH,
     ERR_FROZEN_WRITE,           /* a write into a block memdbg_freeze made read-only */
     ERR_FREE_FROZEN,            /* free or realloc of a frozen block (report_free_frozen=1) */
+    ERR_PARAM_OVERLAP,
 };
 struct md_error_info {
     int kind;
     uintptr_t addr;
     int access;                 /* 0 unknown, 1 READ, 2 WRITE */
-    int access_size;            /* 0 unknown */
+    size_t access_size;         /* 0 unknown */
     const char *how;            /* extra line, e.g. "detected at free()" */
     const uintptr_t *frames; int nframes;  /* current stack */
     struct md_slot *slot;       /* the block it is about (may be NULL) */
@@ -28,8 +29,16 @@ struct md_error_info {
      * MD_SIZE_NOT_GIVEN), the alignments of new and delete (0: none) */
     size_t dealloc_size, alloc_align, dealloc_align;
     uintptr_t pc, sp, bp;
+    /* ERR_PARAM_OVERLAP: the function, and its second range (the first
+     * is [addr, addr + access_size)) */
+    const char *function;
+    uintptr_t addr2;
+    size_t size2;
 };
 void md_report_error(const struct md_error_info *e) MEMDBG_HIDDEN;
+/* e->kind and e->slot for a bad address: the block md_blame names, and
+ * whether addr is before it, after it, or in it after its free (fault.c). */
+void md_classify_addr(struct md_error_info *e, uintptr_t addr) MEMDBG_HIDDEN;
 void md_error_finish(bool fatal) MEMDBG_HIDDEN;   /* exit/abort per options */
 void md_fault_init(void) MEMDBG_HIDDEN;
 /* Frozen blocks in the SIGSEGV handler (frozen_fault.c).  md_frozen_fault:
@@ -41,6 +50,17 @@ void md_fault_init(void) MEMDBG_HIDDEN;
 int md_frozen_fault(const siginfo_t *si, const void *ucontext) MEMDBG_HIDDEN;
 void md_frozen_site_reported(uintptr_t pc) MEMDBG_HIDDEN;
 bool md_frozen_thaw_at(uintptr_t addr) MEMDBG_HIDDEN;
+
+/* ---- the range checks of the mem and str interceptors (access.c) ---- */
+/* Bytes from p to the end of the live block p points into; 0 when p is in
+ * the arena but in no live block; SIZE_MAX when p is not in the arena. */
+size_t md_block_room(const void *p) MEMDBG_HIDDEN;
+/* Reports an access of n bytes at p of which only room are in p's block
+ * (READ: access 1, WRITE: 2), then stops unless halt_on_error=0.  Called
+ * by the interceptor itself: its frame is the report's frame #0. */
+void md_report_bad_range(const void *p, size_t n, size_t room, int access) MEMDBG_HIDDEN;
+/* Reports fn's overlapping ranges [a, a + an) and [b, b + bn). */
+void md_report_overlap(const char *fn, const void *a, size_t an, const void *b, size_t bn) MEMDBG_HIDDEN;
 
 /* One report: md_report_begin takes the report lock and a buffer on the
  * report fd, md_put_pid_prefix writes "==PID==", md_report_end flushes. */
