@@ -130,6 +130,45 @@ TEST_F_TIMEOUT(walk, smaps_swap_counts_shown_offsets, 120)
 	EXPECT_EQ(want, nl_smaps_kb(self->nl, "Swap")) TH_LOG("after a fault at address 1");
 }
 
+/*
+ * smaps Swap counts a swapped-out page once per VMA, as for a linear
+ * shmem mapping, however many addresses of the VMA show it: offset 0 at
+ * address 0 (its none pte) and at addresses 1-8 (entries), offset 2N-11
+ * at addresses 9, 10 and 11 (entries only).  The series counted it once
+ * per address (36 kB for one 4 kB page at 9 addresses).
+ */
+TEST_F_TIMEOUT(walk, smaps_swap_counts_aliases_once, 120)
+{
+	size_t off[N], nshown = 0, i, j;
+	long want = 0, got, per_address = 0, kb;
+
+	if (nl_meminfo_kb("SwapTotal") <= 0)
+		SKIP(return, "no active swap");
+	for (i = 1; i <= 8; i++)
+		ASSERT_EQ(0, nl_remap(self->nl + i * self->page, self->page, 0, 0, MAP_NONBLOCK));
+	for (i = 9; i <= 10; i++)
+		ASSERT_EQ(0, nl_remap(self->nl + i * self->page, self->page, 0, shown(11),
+				      MAP_NONBLOCK));
+	/* The distinct offsets nl shows now */
+	off[nshown++] = 0;
+	off[nshown++] = shown(11);
+	for (i = 12; i < N; i++)
+		off[nshown++] = shown(i);
+	TH_LOG("MADV_PAGEOUT: pswpout +%lld", fill_and_page_out(self, off, nshown));
+	for (j = 0; j < nshown; j++) {
+		kb = swapped_kb(self->fd, off[j]);
+		ASSERT_LE(0, kb);
+		want += kb;
+	}
+	for (i = 0; i < N; i++)
+		per_address += swapped_kb(self->fd, i <= 8 ? 0 : i <= 10 ? shown(11) : shown(i));
+	ASSERT_LT(0, swapped_kb(self->fd, 0)) TH_LOG("offset 0 did not go to swap");
+	TH_LOG("swapped out: %ld kB of distinct offsets, %ld kB counted per address",
+	       want, per_address);
+	got = nl_smaps_kb(self->nl, "Swap");
+	EXPECT_EQ(want, got) TH_LOG("smaps Swap of the nonlinear vma");
+}
+
 /* mincore() of every file page through lin: vec[j] bit 0 = in memory. */
 static int file_incore(FIXTURE_DATA(walk) *self, unsigned char *vec)
 {

@@ -126,6 +126,76 @@ TEST_F(vec, partial_failure)
 	EXPECT_EQ(0, nl_check_pages(self->map + 2 * p, 2, self->want + 2, false));
 }
 
+/*
+ * The first entry fails: -1 with its errno, nothing installed (the pages
+ * keep their linear layout) and nothing populated.
+ */
+TEST_F(vec, partial_failure_first)
+{
+	size_t p = self->page;
+
+	set(&self->e[0], self->map, p, 5, PROT_READ | PROT_WRITE);
+	self->e[0].flags = 1;				/* EINVAL */
+	set(&self->e[1], self->map + p, p, 6, PROT_READ | PROT_WRITE);
+	errno = 0;
+	EXPECT_EQ(-1, nl_remap_vec(self->e, 2, MAP_CHGPROT));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, nl_count_present(self->map, 2));
+	EXPECT_EQ(0, nl_check_pages(self->map, 2, self->want, false));
+}
+
+/*
+ * The last of 4 entries fails: 3 returned, the 3 installed and (without
+ * MAP_NONBLOCK) populated, the last neither; retried alone it gives its
+ * errno and still changes nothing.
+ */
+TEST_F(vec, partial_failure_last)
+{
+	size_t p = self->page;
+	uint64_t want[4] = { NL_STAMP(10, 0), NL_STAMP(11, 0), NL_STAMP(12, 0),
+			     NL_STAMP(3, 0) };
+
+	for (int i = 0; i < 3; i++)
+		set(&self->e[i], self->map + i * p, p, 10 + i, PROT_READ | PROT_WRITE);
+	/* crosses the end of the mapping: EINVAL */
+	set(&self->e[3], self->map + 3 * p, N * p, 13, PROT_READ | PROT_WRITE);
+	ASSERT_EQ(3, nl_remap_vec(self->e, 4, MAP_CHGPROT));
+	for (int i = 0; i < 3; i++)
+		EXPECT_NE(0ULL, nl_pagemap(self->map + i * p) & PM_PRESENT);
+	EXPECT_EQ(0ULL, nl_pagemap(self->map + 3 * p) & PM_PRESENT);
+	EXPECT_EQ(0, nl_check_pages(self->map, 4, want, false));
+	errno = 0;
+	EXPECT_EQ(-1, nl_remap_vec(self->e + 3, 1, MAP_CHGPROT));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, nl_check_pages(self->map, 4, want, false));
+}
+
+/*
+ * A middle entry fails with another error than EINVAL (the file offset
+ * wraps): the count says where, entries before it are in, the failing one
+ * and those after it are untouched, guards included.
+ */
+TEST_F(vec, partial_failure_middle)
+{
+	size_t p = self->page;
+	uint64_t v;
+
+	set(&self->e[0], self->map, p, 0, PROT_NONE);
+	set(&self->e[1], self->map + p, p, 9, PROT_READ);
+	set(&self->e[2], self->map + 2 * p, 2 * p, ~0ULL, PROT_READ | PROT_WRITE);
+	set(&self->e[3], self->map + 4 * p, p, 0, PROT_NONE);
+	ASSERT_EQ(2, nl_remap_vec(self->e, 4, MAP_CHGPROT | MAP_NONBLOCK));
+	EXPECT_EQ(SIGSEGV, nl_probe(self->map, NULL, false, 0));
+	EXPECT_EQ(0, nl_probe(self->map + p, &v, false, 0));
+	EXPECT_EQ(NL_STAMP(9, 0), v);
+	EXPECT_EQ(SIGSEGV, nl_probe(self->map + p, NULL, true, 1));
+	EXPECT_EQ(0, nl_check_pages(self->map + 2 * p, 3, self->want + 2, false));
+	errno = 0;
+	EXPECT_EQ(-1, nl_remap_vec(self->e + 2, 2, MAP_CHGPROT | MAP_NONBLOCK));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, nl_check_pages(self->map + 2 * p, 3, self->want + 2, false));
+}
+
 /* Argument errors. */
 TEST_F(vec, errors)
 {

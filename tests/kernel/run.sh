@@ -8,7 +8,8 @@
 #   tests/kernel/run.sh [--build DIR] --kernel patched|debug|stock
 #
 # On the stock kernel only the baseline and the error-case tests run: the
-# feature tests assert what the stock emulation cannot do.
+# feature tests assert what the stock emulation cannot do.  On the debug
+# kernel kmemleak_check.sh follows the tests (a skip without kmemleak).
 build=build
 flavour=
 while [ $# -gt 0 ]; do
@@ -35,4 +36,10 @@ for t in "$build"/tests/kernel/*_test; do
 	echo "# $t"
 	"$t" || status=1
 done
+# Objects the tests' kernel paths allocated that nothing references any
+# more, where the debug kernel has kmemleak.
+if [ "$flavour" = debug ]; then
+	echo "# tests/kernel/kmemleak_check.sh"
+	tests/kernel/kmemleak_check.sh || status=1
+fi
 exit $status
