@@ -27,7 +27,7 @@ MD_STACK_SRCS := memdbg/stack/stacktrace.c memdbg/stack/stackmemo.c memdbg/stack
 MD_REPORT_SRCS := memdbg/report/report.c memdbg/report/fault.c memdbg/report/signals.c \
                   memdbg/report/altstack.c memdbg/report/stats.c memdbg/report/stats_export.c
 MD_LIFECYCLE_SRCS := memdbg/lifecycle/init.c memdbg/lifecycle/fork.c memdbg/lifecycle/children.c
-MD_ALLOC_SRCS := memdbg/alloc/heap.c memdbg/alloc/slot_cache.c memdbg/alloc/deferred_free.c \
+MD_ALLOC_SRCS := memdbg/alloc/heap.c memdbg/alloc/sample.c memdbg/alloc/slot_cache.c memdbg/alloc/deferred_free.c \
                  memdbg/alloc/leak_ignore.c
 MD_LEAK_SRCS := memdbg/leak/leaks.c memdbg/leak/leak_roots.c memdbg/leak/suppressions.c \
                 memdbg/leak/lsan_api.c

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+// Sampled guarding: every allocation function gives blocks of both kinds
+// (guarded, in memdbg's arena, and glibc's), and free, realloc, usable
+// size and delete route each by its address; bugs in guarded blocks are
+// still found.
+
+// TEST: sample_rate=4: every allocation function routes both ways
+// RUN: %memdbg -o sample_rate=4 %t routing
+// EXIT: 0
+// CHECK-OUT: ^guarded fraction 0\.2[0-9]*$
+// CHECK-OUT: ^every cycle position guarded$
+// CHECK-OUT: ^routing ok$
+// CHECK-NOT: ERROR: memdbg
+//
+// TEST: sample_rate=4: realloc keeps the bytes across the boundary both ways
+// RUN: %memdbg -o sample_rate=4 %t realloc
+// EXIT: 0
+// CHECK-OUT: ^guarded to glibc ok$
+// CHECK-OUT: ^glibc to guarded ok$
+// CHECK-NOT: ERROR: memdbg
+//
+// TEST: sample_rate=4: new[] / free mismatch on a guarded block
+// RUN: %memdbg -o sample_rate=4 %t mismatch
+// EXIT: 1
+// CHECK-ERROR: alloc-dealloc-mismatch
+// CHECK: \(operator new \[\] vs free\)
+// CHECK-STACK: ^allocated by thread T0 here: | operator new\[\]\(unsigned long\) | make_array\(\) | main
+//
+// TEST: sample_rate=100: an overflow repeated in a loop is caught
+// RUN: %memdbg -o sample_rate=100 %t overflow_loop
+// EXIT: 1
+// CHECK-ERROR: heap-buffer-overflow
+// CHECK: WRITE of size 1 at 0x[0-9a-f]+ thread T0
+// CHECK: is located 0 bytes after 20-byte region
+// CHECK-STACK: ^allocated by thread T0 here: | malloc | make_record | main
+//
+// TEST: sample_rate=100: a use-after-free repeated in a loop is caught with both stacks
+// RUN: %memdbg -o sample_rate=100 %t uaf_loop
+// EXIT: 1
+// CHECK-ERROR: heap-use-after-free
+// CHECK: READ of size 1 at 0x[0-9a-f]+ thread T0
+// CHECK-STACK: ^freed by thread T0 here: | free | drop_record | main
+// CHECK-STACK: ^previously allocated by thread T0 here: | malloc | make_record | main
+//
+// TEST: sample_rate=100: the leak check covers the guarded blocks and says so
+// RUN: %memdbg -o sample_rate=100 %t leak
+// EXIT: 1
+// CHECK: ^Direct leak of 48 byte\(s\) in 1 object\(s\) allocated from:
+// CHECK: SUMMARY: memdbg: 48 byte\(s\) leaked in 1 allocation\(s\)\. Sampled mode: only the guarded blocks \(about 1 in 100\) are checked\.
+//
+// TEST: sample_rate=100: a guarded block reachable only from glibc's blocks is no leak
+// RUN: %memdbg -o sample_rate=100 %t reachable
+// EXIT: 0
+// CHECK-OUT: ^reachable ok$
+// CHECK-NOT: leak
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <malloc.h>
+#include <new>
+#include <unistd.h>
+
+#include <dlfcn.h>
+
+static uintptr_t arena_lo, arena_hi;
+
+static bool guarded(const void *p)
+{
+    return (uintptr_t)p - arena_lo < arena_hi - arena_lo;
+}
+
+static void fail(const char *what)
+{
+    printf("FAIL: %s\n", what);
+    fflush(stdout);
+    exit(3);
+}
+
+#define TRIES 100000
+
+// One allocation function: allocate until a block of each kind has been
+// seen, checking each; free with the matching function.
+template <typename Alloc, typename Free>
+static void both_kinds(const char *name, size_t size, size_t align, Alloc alloc, Free release)
+{
+    bool seen[2] = { false, false };
+    for (int i = 0; i < TRIES && !(seen[0] && seen[1]); i++) {
+        unsigned char *p = (unsigned char *)alloc();
+        if (!p) fail(name);
+        if (align && (uintptr_t)p % align) fail(name);
+        if (malloc_usable_size(p) < size) fail(name);
+        memset(p, 0x5a, size);
+        seen[guarded(p)] = true;
+        release(p);
+    }
+    if (!seen[0] || !seen[1]) fail(name);
+}
+
+// calloc's zeroes on both sides, after the same size was dirtied.
+static void calloc_both_kinds(void)
+{
+    bool seen[2] = { false, false };
+    for (int i = 0; i < TRIES && !(seen[0] && seen[1]); i++) {
+        void *d = malloc(200);
+        memset(d, 0xff, 200);
+        free(d);
+        unsigned char *p = (unsigned char *)calloc(10, 20);
+        for (int k = 0; k < 200; k++)
+            if (p[k]) fail("calloc");
+        seen[guarded(p)] = true;
+        free(p);
+    }
+    if (!seen[0] || !seen[1]) fail("calloc");
+}
+
+static void routing(void)
+{
+    // about a quarter guarded
+    const int rounds = 20000;   // a quarter guarded: 0.25 +- 0.003 (one standard deviation)
+    int n_guarded = 0;
+    for (int i = 0; i < rounds; i++) {
+        void *p = malloc(16);
+        n_guarded += guarded(p);
+        free(p);
+    }
+    printf("guarded fraction %.3f\n", (double)n_guarded / rounds);
+    // a fixed cycle of four allocations: every position is guarded sometimes
+    int per_pos[4] = { 0, 0, 0, 0 };
+    for (int i = 0; i < 400; i++) {
+        void *p = malloc(8 + i % 4);
+        per_pos[i % 4] += guarded(p);
+        free(p);
+    }
+    if (per_pos[0] && per_pos[1] && per_pos[2] && per_pos[3]) printf("every cycle position guarded\n");
+
+    both_kinds("malloc", 100, 0, [] { return malloc(100); }, [](void *p) { free(p); });
+    calloc_both_kinds();
+    both_kinds("memalign", 100, 64, [] { return memalign(64, 100); }, [](void *p) { free(p); });
+    both_kinds("aligned_alloc", 256, 256, [] { return aligned_alloc(256, 256); }, [](void *p) { free(p); });
+    both_kinds("posix_memalign", 40, 32, [] {
+        void *p = 0;
+        if (posix_memalign(&p, 32, 40) != 0) return (void *)0;
+        return p;
+    }, [](void *p) { free(p); });
+    both_kinds("valloc", 100, 4096, [] { return valloc(100); }, [](void *p) { free(p); });
+    both_kinds("pvalloc", 100, 4096, [] { return pvalloc(100); }, [](void *p) { free(p); });
+    both_kinds("new", sizeof(long), 0, [] { return (void *)new long(1); }, [](void *p) { delete (long *)p; });
+    both_kinds("new[]", 80, 0, [] { return (void *)new char[80]; }, [](void *p) { delete[] (char *)p; });
+    both_kinds("aligned new", 64, 128, [] { return (void *)new (std::align_val_t(128)) char[64]; },
+               [](void *p) { ::operator delete[](p, std::align_val_t(128)); });
+    both_kinds("realloc(NULL)", 30, 0, [] { return realloc(0, 30); }, [](void *p) { free(p); });
+    printf("routing ok\n");
+}
+
+// realloc until the block changes sides, keeping its bytes.
+static void *realloc_until(void *p, size_t size, bool want_guarded, const char *what)
+{
+    for (int i = 0; i < TRIES; i++) {
+        size += 8;
+        unsigned char *n = (unsigned char *)realloc(p, size);
+        if (!n) fail(what);
+        for (size_t k = 0; k < 64; k++)
+            if (n[k] != (unsigned char)k) fail(what);
+        p = n;
+        if (guarded(p) == want_guarded) return p;
+    }
+    fail(what);
+    return 0;
+}
+
+static void realloc_both_ways(void)
+{
+    unsigned char *p;
+    do {
+        p = (unsigned char *)malloc(64);
+        if (!guarded(p)) { free(p); p = 0; }
+    } while (!p);
+    for (int k = 0; k < 64; k++) p[k] = (unsigned char)k;
+    p = (unsigned char *)realloc_until(p, 64, false, "guarded to glibc");
+    printf("guarded to glibc ok\n");
+    p = (unsigned char *)realloc_until(p, malloc_usable_size(p), true, "glibc to guarded");
+    printf("glibc to guarded ok\n");
+    free(p);
+}
+
+__attribute__((noinline)) char *make_array() { return new char[40]; }
+__attribute__((noinline)) char *make_record() { return (char *)malloc(20); }
+__attribute__((noinline)) void drop_record(char *p) { free(p); }
+
+// A guarded 48-byte block, dropped; the glibc ones are freed.
+__attribute__((noinline)) static void leak_one_guarded(void)
+{
+    char *p;
+    do {
+        p = (char *)malloc(48);
+        if (!guarded(p)) { free(p); p = 0; }
+    } while (!p);
+    p[0] = 1;
+}
+
+// Dead stack slots overwritten: no stale copy of a pointer survives.
+__attribute__((noinline)) static void scrub_stack(void)
+{
+    volatile char junk[8192];
+    memset((char *)junk, 0, sizeof junk);
+}
+
+int main(int argc, char **argv)
+{
+    void *lo;
+    size_t size;
+    const char *backend;
+    auto heap_range = (int (*)(void **, size_t *, const char **))dlsym(RTLD_DEFAULT, "memdbg_heap_range");
+    if (!heap_range) fail("not under memdbg");
+    heap_range(&lo, &size, &backend);
+    arena_lo = (uintptr_t)lo;
+    arena_hi = arena_lo + size;
+    const char *what = argc > 1 ? argv[1] : "";
+    if (!strcmp(what, "routing")) {
+        routing();
+    } else if (!strcmp(what, "realloc")) {
+        realloc_both_ways();
+    } else if (!strcmp(what, "mismatch")) {
+        for (int i = 0; i < TRIES; i++) {
+            char *p = make_array();
+            bool g = guarded(p);
+            free(p);
+            if (g) break;
+        }
+        fail("no guarded new[]");
+    } else if (!strcmp(what, "overflow_loop")) {
+        for (int i = 0; i < TRIES; i++) {
+            char *p = make_record();
+            ((volatile char *)p)[20] = 1;   // glibc's blocks of 20 bytes have 24 usable
+            drop_record(p);
+        }
+        fail("never caught");
+    } else if (!strcmp(what, "uaf_loop")) {
+        for (int i = 0; i < TRIES; i++) {
+            char *p = make_record();
+            drop_record(p);
+            (void)((volatile char *)p)[3];
+        }
+        fail("never caught");
+    } else if (!strcmp(what, "leak")) {
+        leak_one_guarded();
+        scrub_stack();
+    } else if (!strcmp(what, "reachable")) {
+        static void **holder;
+        do {   // a glibc block holding the only pointer to a guarded one
+            holder = (void **)malloc(64);
+            if (guarded(holder)) { free(holder); holder = 0; }
+        } while (!holder);
+        void *g;
+        do {
+            g = malloc(48);
+            if (!guarded(g)) { free(g); g = 0; }
+        } while (!g);
+        holder[3] = g;
+        g = 0;
+        printf("reachable ok\n");
+    }
+    return 0;
+}
