@@ -41,6 +41,9 @@ struct md_slot {
 /* nonlinear: the call mapping its data pages is being made without the
  * heap lock (fork may find them not mapped yet in the parent) */
 #define SLOT_F_SENDING 8
+/* halt_on_error=0: a fault opened one of its pages for good, so its
+ * address range never goes back to the pool (arena.c) */
+#define SLOT_F_OPENED 16
 #define SLOT_F_KEPT 32           /* recycle_pages: freed pages still in the file (guarded) */
 /* The data pages hold MD_PAD_BYTE everywhere outside [pad_lo, pad_hi): set
  * by the heap before release (padding verified) and by the nonlinear
@@ -224,6 +227,10 @@ struct md_backend {
      * just below window slot s's in their shared page (0: none).  Its
      * overflow past its redzone lands in s's head padding. */
     uint32_t (*window_below)(const struct md_slot *s);
+    /* halt_on_error=0, with the lock held (NULL: a fault stops the
+     * program): arena page `page` (a guard) becomes readable and writable
+     * memory of its own for good, so the faulting access completes. */
+    int (*open_page)(uint32_t page);
 };
 bool md_heap_fd_ok(void) MEMDBG_HIDDEN;        /* md_heap.fd is still the heap's memfd */
 

@@ -15,7 +15,38 @@
 /* A heap fault, reported on memdbg's own stack (md_with_report_stack):
  * the handler itself may be on a 16 KiB sigaltstack or a thread's small
  * stack, so nothing larger than a few words happens before the switch. */
-struct fault { siginfo_t *si; ucontext_t *uc; };
+struct fault { siginfo_t *si; ucontext_t *uc; bool recover; };
+
+/* halt_on_error=0: the bugs reported so far, by kind, faulting pc and
+ * allocation stack, so a bug hit in a loop is reported once.  Written
+ * under the report lock (report_fault runs holding it). */
+#define SEEN_MAX 4096
+struct seen_bug { uintptr_t pc; uint32_t stack; int kind; };
+static struct seen_bug seen[SEEN_MAX];
+
+/* true when this bug was reported before; else remembers it (a full
+ * table reports every new bug) */
+static bool seen_before(int kind, uintptr_t pc, uint32_t stack)
+{
+    uint64_t h = (pc ^ ((uint64_t)stack << 20) ^ (uint64_t)kind) * 0x9e3779b97f4a7c15ull;
+    for (uint32_t i = 0; i < 16; i++) {
+        struct seen_bug *b = &seen[((h >> 40) + i) % SEEN_MAX];
+        if (b->pc == pc && b->stack == stack && b->kind == kind + 1) return true;
+        if (!b->kind) {
+            *b = (struct seen_bug){ pc, stack, kind + 1 };
+            return false;
+        }
+    }
+    return false;
+}
+
+/* Whether the access can complete: a guard of a block's slot (live, or
+ * freed and still out of the pool) on a backend that can open it. */
+static bool recoverable(const struct md_slot *s)
+{
+    return !md_opt.halt_on_error && s && md_heap.backend->open_page &&
+           (s->state == SLOT_LIVE || s->state == SLOT_QUARANTINED);
+}
 
 static void report_fault(void *arg)
 {
@@ -53,8 +84,27 @@ static void report_fault(void *arg)
         e.kind = addr < s->user ? ERR_UNDERFLOW : ERR_OVERFLOW;
         if (addr - s->user < s->size + MD_PAGE && addr >= s->user) e.kind = ERR_UAF;
     }
-    md_report_error(&e);
-    md_error_finish(true);
+    if (!recoverable(e.slot)) {
+        md_report_error(&e);
+        md_error_finish(true);
+    }
+    if (!seen_before(e.kind, e.pc, e.slot->alloc_stack)) md_report_error(&e);
+    ((struct fault *)arg)->recover = true;
+}
+
+/* The faulting page becomes memory of its own, with the heap lock (not
+ * the report lock: the allocator takes them in that order), and its slot
+ * never returns to the pool.  false: the program stops after all. */
+static bool open_fault_page(uintptr_t addr)
+{
+    if (md_heap_lock_mine()) return false;   /* a handler that interrupted memdbg holding the lock */
+    md_heap_lock();
+    struct md_slot *s = md_slot_of_addr(addr);
+    bool ok = recoverable(s) &&
+              md_heap.backend->open_page((uint32_t)((addr - md_heap.base) >> MD_PAGE_SHIFT)) == 0;
+    if (ok) __atomic_fetch_or(&s->flags, SLOT_F_OPENED, __ATOMIC_RELAXED);
+    md_heap_unlock();
+    return ok;
 }
 
 static void on_segv(int sig, siginfo_t *si, void *ucv)
@@ -75,8 +125,11 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
         return;
     }
     md_in_runtime++;
-    struct fault f = { si, ucv };
+    struct fault f = { si, ucv, false };
     md_with_report_stack(report_fault, &f);
+    /* halt_on_error=0: the access is made again on return, and completes */
+    if (!f.recover || !open_fault_page(addr)) md_error_finish(true);
+    md_in_runtime--;
 }
 
 void md_fault_init(void)
