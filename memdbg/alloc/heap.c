@@ -504,6 +504,7 @@ void *md_realloc(void *p, size_t size)
 {
     if (md_in_runtime) {
         if (!p || md_is_internal(p)) return md_internal_realloc(p, size);
+        if (md_libc_owns(p)) return md_libc_realloc(p, size);
         return 0;
     }
     if (!p) return md_alloc(size, 0, KIND_MALLOC, false);

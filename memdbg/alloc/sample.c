@@ -18,6 +18,7 @@
 
 #include "alloc/alloc.h"
 #include <dlfcn.h>
+#include <pthread.h>
 #include <string.h>
 
 extern void *__libc_malloc(size_t size);
@@ -29,6 +30,15 @@ extern void __libc_free(void *p);
 MEMDBG_TLS uint32_t md_sample_countdown MEMDBG_HIDDEN;   /* 0: not drawn yet in this thread */
 static MEMDBG_TLS uint64_t rng_state;
 static uint64_t seed_counter;
+static int atfork_state;   /* 0 none, 1 registering, 2 done */
+
+/* A fork child draws its own sequence, so parent and child (a pre-forking
+ * server's workers) do not guard the same allocations. */
+static void reseed_in_child(void)
+{
+    rng_state = 0;
+    md_sample_countdown = 0;
+}
 
 /* xorshift64*: fast, and good enough to space out samples. */
 static uint64_t rng_next(void)
@@ -79,6 +89,14 @@ static uint32_t draw_gap(void)
 
 bool md_sample_refill(void)
 {
+    int none = 0;
+    if (__atomic_load_n(&atfork_state, __ATOMIC_ACQUIRE) == 0 &&
+        __atomic_compare_exchange_n(&atfork_state, &none, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+        md_in_runtime++;   /* pthread_atfork may allocate: from the internal pool */
+        pthread_atfork(0, 0, reseed_in_child);
+        md_in_runtime--;
+        __atomic_store_n(&atfork_state, 2, __ATOMIC_RELEASE);
+    }
     bool first = md_sample_countdown == 0;
     md_sample_countdown = draw_gap();
     if (!first) return true;   /* the countdown ran out: this one is guarded */

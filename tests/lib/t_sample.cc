@@ -19,6 +19,13 @@
 // CHECK-OUT: ^glibc to guarded ok$
 // CHECK-NOT: ERROR: memdbg
 //
+// TEST: sample_rate=4: after fork, parent and child guard different allocations
+// RUN: %memdbg -o sample_rate=4 %t fork
+// EXIT: 0
+// CHECK-OUT: ^child guarded (1[5-9][0-9]|2[0-9][0-9]|3[0-4][0-9]) of 1000$
+// CHECK-OUT: ^parent and child differ$
+// CHECK-NOT: ERROR: memdbg
+//
 // TEST: sample_rate=4: new[] / free mismatch on a guarded block
 // RUN: %memdbg -o sample_rate=4 %t mismatch
 // EXIT: 1
@@ -60,6 +67,7 @@
 #include <cstring>
 #include <malloc.h>
 #include <new>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <dlfcn.h>
@@ -185,6 +193,38 @@ static void realloc_both_ways(void)
     free(p);
 }
 
+// Which of 1000 allocations are guarded, after a fork, in both processes.
+static void fork_sequences(void)
+{
+    int fds[2];
+    if (pipe(fds) != 0) fail("pipe");
+    pid_t pid = fork();
+    if (pid < 0) fail("fork");
+    char mine[1000];
+    for (int i = 0; i < 1000; i++) {
+        void *p = malloc(32);
+        mine[i] = guarded(p);
+        free(p);
+    }
+    if (pid == 0) {
+        if (write(fds[1], mine, sizeof mine) != (ssize_t)sizeof mine) _exit(3);
+        _exit(0);
+    }
+    char theirs[1000];
+    size_t got = 0;
+    while (got < sizeof theirs) {
+        ssize_t r = read(fds[0], theirs + got, sizeof theirs - got);
+        if (r <= 0) fail("read");
+        got += (size_t)r;
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    int n = 0;
+    for (int i = 0; i < 1000; i++) n += theirs[i];
+    printf("child guarded %d of 1000\n", n);
+    if (memcmp(mine, theirs, sizeof mine) != 0) printf("parent and child differ\n");
+}
+
 __attribute__((noinline)) char *make_array() { return new char[40]; }
 __attribute__((noinline)) char *make_record() { return (char *)malloc(20); }
 __attribute__((noinline)) void drop_record(char *p) { free(p); }
@@ -220,6 +260,8 @@ int main(int argc, char **argv)
     const char *what = argc > 1 ? argv[1] : "";
     if (!strcmp(what, "routing")) {
         routing();
+    } else if (!strcmp(what, "fork")) {
+        fork_sequences();
     } else if (!strcmp(what, "realloc")) {
         realloc_both_ways();
     } else if (!strcmp(what, "mismatch")) {
