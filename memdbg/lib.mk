@@ -88,7 +88,7 @@ $(BUILD)/tests/lib/example_%: examples/%.c
 	$(CC) $(MD_TEST_CFLAGS) $< -o $@ -lpthread
 
 lib-bench: lib $(BUILD)/tests/lib/bench $(BUILD)/tests/lib/bench_fork $(BUILD)/tests/lib/fork_pages \
-           $(BUILD)/tests/lib/page_cycle
+           $(BUILD)/tests/lib/page_cycle $(BUILD)/tests/lib/uaf_window
 
 # the fork latency test compares the two
 lib-tests: $(BUILD)/tests/lib/bench_fork $(BUILD)/tests/lib/fork_pages
@@ -96,6 +96,10 @@ lib-tests: $(BUILD)/tests/lib/bench_fork $(BUILD)/tests/lib/fork_pages
 $(BUILD)/tests/lib/bench: tests/lib/bench/bench.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall $< -o $@
+
+$(BUILD)/tests/lib/uaf_window: tests/lib/bench/uaf_window.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@
 
 $(BUILD)/tests/lib/page_cycle: tests/lib/bench/page_cycle.c
 	@mkdir -p $(dir $@)

@@ -64,6 +64,9 @@ struct md_heap {
     uint32_t guarded_frontier; /* arena pages below this are guarded up front */
     uint32_t guarding_to;      /* where the guard_range call under way ends (fork from a handler) */
     uint32_t *page_slot;       /* arena page -> slot id (0 = none) */
+    /* arena page -> slots placed over it so far (saturates at 255): above
+     * 1, a report on it may name a later block than the pointer's */
+    uint8_t *page_uses;
     struct md_slot *slots;     /* slot id -> record; id 0 unused */
     uint32_t nslots, max_slots;
     uint32_t *class_free;      /* class -> first slot kept with its pages (recycle_pages) */

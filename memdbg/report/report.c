@@ -137,6 +137,22 @@ static void put_location(struct md_buf *b, uintptr_t addr, const struct md_slot 
     md_puts(b, ")\n");
 }
 
+/* How sure the report is of its block: an address the arena handed out
+ * again (its never-used space ran out, the oldest freed ranges were
+ * reused first) may come from an earlier block than the one named. */
+static void put_certainty(struct md_buf *b, uintptr_t addr)
+{
+    if (!md_in_arena(addr) || !md_heap.page_uses) return;
+    unsigned uses = md_heap.page_uses[(addr - md_heap.base) >> MD_PAGE_SHIFT];
+    if (uses <= 1) return;
+    md_puts(b, "note: this address was reused: ");
+    md_putu(b, uses);
+    md_puts(b, uses == UINT8_MAX ? " or more" : "");
+    md_puts(b, " blocks have lain there since the start (oldest freed addresses are reused first, "
+               "once the quarantine or the arena is full); the block above is the last of them, "
+               "the pointer may come from an earlier one\n\n");
+}
+
 /* ---- the raw frames: module+offset from /proc/self/maps ----
  * open/read only: no libdwfl, no allocation, little stack, so it works
  * where symbolization might not. */
@@ -295,6 +311,7 @@ static void report_body(void *arg)
         md_puts(b, " is in the memdbg heap but not in any block\n\n");
     }
 
+    if (e->pc) put_certainty(b, e->addr);   /* a fault: the pointer may be older than the block */
     md_puts(b, "SUMMARY: memdbg: ");
     md_puts(b, kind);
     /* the first frame outside the allocator entry point names the culprit */
