@@ -34,6 +34,12 @@
 // CHECK-OUT: ^maps lines grew by 0$
 // CHECK-NOT: ERROR: memdbg
 //
+// TEST: sample_rate=4: fork from threads and from a signal handler while threads allocate
+// RUN: %memdbg -o sample_rate=4 %t fork_threads
+// EXIT: 0
+// CHECK-OUT: ^children ok 20 of 20$
+// CHECK-NOT: ERROR: memdbg
+//
 // TEST: sample_rate=4: new[] / free mismatch on a guarded block
 // RUN: %memdbg -o sample_rate=4 %t mismatch
 // EXIT: 1
@@ -75,6 +81,8 @@
 #include <cstring>
 #include <malloc.h>
 #include <new>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -229,6 +237,68 @@ static void pool(void)
     for (int i = 0; i < count; i++) free(held[i]);
 }
 
+static volatile int stop_churn;
+
+// Allocates and frees blocks of both kinds until told to stop.
+static void *churn(void *arg)
+{
+    (void)arg;
+    void *keep[16] = {};
+    for (unsigned i = 0; !stop_churn; i++) {
+        free(keep[i % 16]);
+        keep[i % 16] = i % 3 ? malloc(24 + i % 200) : realloc(malloc(16), 300);
+    }
+    for (int i = 0; i < 16; i++) free(keep[i]);
+    return 0;
+}
+
+// A child checks that both allocators work in it, then exits.
+static void child_work(void)
+{
+    int both[2] = { 0, 0 };
+    for (int i = 0; i < 400; i++) {
+        char *p = (char *)malloc(40);
+        memset(p, 1, 40);
+        both[guarded(p)]++;
+        p = (char *)realloc(p, 4000);
+        free(p);
+    }
+    _exit(both[0] && both[1] ? 0 : 4);
+}
+
+static pid_t handler_child;
+static void on_usr1(int sig)
+{
+    (void)sig;
+    pid_t pid = fork();
+    if (pid == 0) child_work();
+    handler_child = pid;
+}
+
+// 10 forks from a thread and 10 from a signal handler, while 3 threads
+// allocate and free.
+static void fork_threads(void)
+{
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++) pthread_create(&t[i], 0, churn, 0);
+    signal(SIGUSR1, on_usr1);
+    int ok = 0;
+    for (int round = 0; round < 10; round++) {
+        pid_t pid = fork();
+        if (pid == 0) child_work();
+        int st;
+        if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0) ok++;
+        handler_child = 0;
+        raise(SIGUSR1);
+        if (handler_child > 0 && waitpid(handler_child, &st, 0) == handler_child && WIFEXITED(st) &&
+            WEXITSTATUS(st) == 0)
+            ok++;
+    }
+    stop_churn = 1;
+    for (int i = 0; i < 3; i++) pthread_join(t[i], 0);
+    printf("children ok %d of 20\n", ok);
+}
+
 // Which of 1000 allocations are guarded, after a fork, in both processes.
 static void fork_sequences(void)
 {
@@ -296,6 +366,8 @@ int main(int argc, char **argv)
     const char *what = argc > 1 ? argv[1] : "";
     if (!strcmp(what, "routing")) {
         routing();
+    } else if (!strcmp(what, "fork_threads")) {
+        fork_threads();
     } else if (!strcmp(what, "pool")) {
         pool();
     } else if (!strcmp(what, "fork")) {
