@@ -295,7 +295,7 @@ void md_free_list_push(uint32_t id)
     uint8_t f = __atomic_load_n(&s->flags, __ATOMIC_RELAXED);
     /* A page a fault opened is no guard: the range and its record stay
      * out of use (reports on it still name the block). */
-    if (f & SLOT_F_OPENED) return;
+    if (s->opened) return;
     if (f & SLOT_F_UNGUARDED) {   /* whole slot RW: only unguarded blocks may reuse it */
         s->next = md_heap.class_free_unguarded[s->cls];
         md_heap.class_free_unguarded[s->cls] = id;

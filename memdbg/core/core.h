@@ -33,6 +33,10 @@ struct md_slot {
      * compact.c): it is placed to end win_tail bytes before win_hi, and
      * its padding is checked and filled only within the window. */
     uint8_t win_tail;
+    /* halt_on_error=0: a fault opened one of its pages for good, so its
+     * address range never goes back to the pool (arena.c); set under the
+     * heap lock.  A field of its own: every flag bit is taken. */
+    uint8_t opened;
     uint16_t win_lo, win_hi;
 };
 #define SLOT_F_UNGUARDED 1  /* mprotect backend past vm.max_map_count: no guard */
@@ -41,9 +45,6 @@ struct md_slot {
 /* nonlinear: the call mapping its data pages is being made without the
  * heap lock (fork may find them not mapped yet in the parent) */
 #define SLOT_F_SENDING 8
-/* halt_on_error=0: a fault opened one of its pages for good, so its
- * address range never goes back to the pool (arena.c) */
-#define SLOT_F_OPENED 16
 #define SLOT_F_KEPT 32           /* recycle_pages: freed pages still in the file (guarded) */
 /* The data pages hold MD_PAD_BYTE everywhere outside [pad_lo, pad_hi): set
  * by the heap before release (padding verified) and by the nonlinear

@@ -102,7 +102,7 @@ static bool open_fault_page(uintptr_t addr)
     struct md_slot *s = md_slot_of_addr(addr);
     bool ok = recoverable(s) &&
               md_heap.backend->open_page((uint32_t)((addr - md_heap.base) >> MD_PAGE_SHIFT)) == 0;
-    if (ok) __atomic_fetch_or(&s->flags, SLOT_F_OPENED, __ATOMIC_RELAXED);
+    if (ok) s->opened = 1;
     md_heap_unlock();
     return ok;
 }
