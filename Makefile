@@ -71,12 +71,12 @@ vm-run:
 	@kernel/scripts/vm-run.sh -- '$(subst ','\'',$(value CMD))'
 
 # --- userspace -------------------------------------------------------------------
-EXAMPLES := $(BUILD)/examples/remap_reverse $(BUILD)/examples/live_blocks
+EXAMPLES := $(BUILD)/examples/remap_reverse $(BUILD)/examples/live_blocks $(BUILD)/examples/freeze_scale
 # Programs with heap bugs on purpose: built without optimisation and with
 # frame pointers, so that memdbg's reports name their functions and lines,
 # and without the warnings that point at those very bugs.
-BUG_EXAMPLES := $(BUILD)/examples/demo_bugs $(BUILD)/examples/uaf
-BUG_CFLAGS := -std=gnu11 -g -O0 -fno-omit-frame-pointer -fno-inline -Wall \
+BUG_EXAMPLES := $(BUILD)/examples/demo_bugs $(BUILD)/examples/uaf $(BUILD)/examples/frozen_table
+BUG_CFLAGS := -std=gnu11 -g -O0 -fno-omit-frame-pointer -fno-inline -Iinclude -Wall \
 	-Wno-use-after-free -Wno-unused-result
 
 examples: $(EXAMPLES) $(BUG_EXAMPLES)
@@ -85,9 +85,9 @@ $(BUG_EXAMPLES): $(BUILD)/examples/%: examples/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BUG_CFLAGS) -o $@ $<
 
-$(BUILD)/examples/%: examples/%.c
+$(BUILD)/examples/%: examples/%.c include/memdbg.h
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) -o $@ $<
+	$(CC) $(HOST_CFLAGS) -Iinclude -o $@ $<
 
 -include memdbg/lib.mk
 include cli/cli.mk

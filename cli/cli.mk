@@ -14,6 +14,8 @@ BINDIR     := $(DESTDIR)$(PREFIX)/bin
 MEMDBG_LIBEXEC := $(DESTDIR)$(PREFIX)/lib/memdbg
 MANDIR     := $(DESTDIR)$(PREFIX)/share/man
 DOCDIR     := $(DESTDIR)$(PREFIX)/share/doc/memdbg
+INCLUDEDIR := $(DESTDIR)$(PREFIX)/include
+PKGCONFIGDIR := $(DESTDIR)$(PREFIX)/lib/pkgconfig
 
 # VERSION, plus the commit when built from a git checkout; fixed at build
 # time (the stamp changes only when the string does).
@@ -22,14 +24,16 @@ MEMDBG_VERSION_STAMP := $(BUILD)/.memdbg-version
 $(shell mkdir -p $(BUILD) && { echo '$(MEMDBG_VERSION)' | cmp -s - $(MEMDBG_VERSION_STAMP) || echo '$(MEMDBG_VERSION)' >$(MEMDBG_VERSION_STAMP); })
 
 CLI_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g
-MAN_PAGES := docs/man/memdbg.1 docs/man/libmemdbg.7 docs/man/remap_file_pages.2
+MAN_PAGES := docs/man/memdbg.1 docs/man/libmemdbg.7 docs/man/remap_file_pages.2 docs/man/memdbg_freeze.3
 
 .PHONY: cli install uninstall man
 
-# The remap_file_pages(2) page follows the markdown the kernel work keeps;
-# run after editing docs/remap_file_pages.2.md (tests/cli checks it).
+# The remap_file_pages(2) and memdbg_freeze(3) pages follow their markdown;
+# run after editing docs/remap_file_pages.2.md or docs/memdbg_freeze.3.md
+# (tests/cli checks them).
 man:
 	python3 docs/man/md2man.py docs/remap_file_pages.2.md >docs/man/remap_file_pages.2
+	python3 docs/man/md2man.py docs/memdbg_freeze.3.md >docs/man/memdbg_freeze.3
 
 cli: $(BUILD)/memdbg $(BUILD)/memdbg-probe $(BUILD)/maps-kinds.awk
 
@@ -52,7 +56,8 @@ $(BUILD)/maps-kinds.awk: cli/maps-kinds.awk
 
 # Relocatable: bin/memdbg finds lib/memdbg/ next to its own directory.
 install: lib cli
-	install -d $(BINDIR) $(MEMDBG_LIBEXEC) $(MANDIR)/man1 $(MANDIR)/man2 $(MANDIR)/man7 $(DOCDIR)/docs/img
+	install -d $(BINDIR) $(MEMDBG_LIBEXEC) $(MANDIR)/man1 $(MANDIR)/man2 $(MANDIR)/man3 $(MANDIR)/man7 \
+	    $(DOCDIR)/docs/img $(INCLUDEDIR) $(PKGCONFIGDIR)
 	$(call memdbg_subst,installed) cli/memdbg.sh >$(BUILD)/memdbg.installed
 	install -m 755 $(BUILD)/memdbg.installed $(BINDIR)/memdbg
 	install -m 644 $(BUILD)/libmemdbg.so $(MEMDBG_LIBEXEC)/libmemdbg.so
@@ -62,6 +67,11 @@ install: lib cli
 	install -m 644 docs/man/memdbg.1 $(MANDIR)/man1/memdbg.1
 	install -m 644 docs/man/libmemdbg.7 $(MANDIR)/man7/libmemdbg.7
 	install -m 644 docs/man/remap_file_pages.2 $(MANDIR)/man2/remap_file_pages.2memdbg
+	install -m 644 docs/man/memdbg_freeze.3 $(MANDIR)/man3/memdbg_freeze.3
+	for f in memdbg_thaw memdbg_freeze_many memdbg_thaw_many memdbg_is_frozen memdbg_running; do \
+	    echo '.so man3/memdbg_freeze.3' >$(MANDIR)/man3/$$f.3; done
+	install -m 644 include/memdbg.h $(INCLUDEDIR)/memdbg.h
+	sed -e "s|@PREFIX@|$(PREFIX)|" -e "s|@VERSION@|$(MEMDBG_VERSION)|" cli/memdbg.pc.in >$(PKGCONFIGDIR)/memdbg.pc
 	install -m 644 README.md $(DOCDIR)/README.md
 	install -m 644 $(wildcard docs/*.md) $(DOCDIR)/docs/
 	if ls docs/img/*.png >/dev/null 2>&1; then install -m 644 docs/img/*.png $(DOCDIR)/docs/img/; fi
@@ -72,4 +82,7 @@ uninstall:
 	      $(MEMDBG_LIBEXEC)/memdbg-symbolize
 	-rmdir $(MEMDBG_LIBEXEC) 2>/dev/null
 	rm -f $(MANDIR)/man1/memdbg.1 $(MANDIR)/man7/libmemdbg.7 $(MANDIR)/man2/remap_file_pages.2memdbg
+	rm -f $(addprefix $(MANDIR)/man3/,$(addsuffix .3,memdbg_freeze memdbg_thaw memdbg_freeze_many \
+	      memdbg_thaw_many memdbg_is_frozen memdbg_running))
+	rm -f $(INCLUDEDIR)/memdbg.h $(PKGCONFIGDIR)/memdbg.pc
 	rm -rf $(DOCDIR)

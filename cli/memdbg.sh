@@ -94,8 +94,8 @@ kv() { sed -n "s/^$2=//p" "$1" 2>/dev/null | head -n 1; }
 usage_run() {
 	cat <<EOF
 usage: $prog run [--backend auto|nonlinear|guard|mprotect] [--sample N]
-                 [--options 'key=value:...'] [--log DIR] [--follow-children=no|yes]
-                 -- program [args...]
+                 [--options 'key=value:...'] [--log DIR] [--log-format text|json]
+                 [--follow-children=no|yes] [--child-leak-exitcode=no|yes] -- program [args...]
 
 Runs program with LD_PRELOAD=$lib.
   --backend B    the heap backend (option backend=B)
@@ -104,9 +104,15 @@ Runs program with LD_PRELOAD=$lib.
   --options O    libmemdbg options (libmemdbg(7)); appended to MEMDBG_OPTIONS
                  from the environment, later keys win
   --log DIR      write reports to DIR/memdbg.PID instead of stderr
+  --log-format F text (as AddressSanitizer) or json (one JSON object per
+                 report and line; option log_format=F)
   --follow-children=no|yes
                  whether the programs it executes run under memdbg too
                  (default no, as valgrind: option follow_children=0)
+  --child-leak-exitcode=no|yes
+                 whether leaks of the processes it forks or executes make
+                 their exit status exitcode (default no: only the program's
+                 own leaks do; option child_leak_exitcode=0)
 Exit status: the program's (libmemdbg's exitcode, 1 by default, after a report).
 EOF
 }
@@ -121,12 +127,16 @@ check_sample() {
 
 cmd_run() {
 	add_opt follow_children=0   # valgrind's default: --follow-children=yes (or --options) overrides
+	add_opt child_leak_exitcode=0   # a script's tools that leak do not stop it
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-h | --help) usage_run; exit 0 ;;
 		--follow-children=yes) add_opt follow_children=1; shift ;;
 		--follow-children=no) add_opt follow_children=0; shift ;;
 		--follow-children=*) die "--follow-children takes yes or no" ;;
+		--child-leak-exitcode=yes) add_opt child_leak_exitcode=1; shift ;;
+		--child-leak-exitcode=no) add_opt child_leak_exitcode=0; shift ;;
+		--child-leak-exitcode*) die "--child-leak-exitcode takes yes or no" ;;
 		--backend) need_arg "$1" $#; check_backend "$2"; add_opt "backend=$2"; shift 2 ;;
 		--backend=*) check_backend "${1#*=}"; add_opt "backend=${1#*=}"; shift ;;
 		--sample) need_arg "$1" $#; check_sample "$2"; add_opt "sample_rate=$2"; shift 2 ;;
@@ -135,6 +145,8 @@ cmd_run() {
 		--options=*) add_opt "${1#*=}"; shift ;;
 		--log) need_arg "$1" $#; set_log "$2"; shift 2 ;;
 		--log=*) set_log "${1#*=}"; shift ;;
+		--log-format) need_arg "$1" $#; set_log_format "$2"; shift 2 ;;
+		--log-format=*) set_log_format "${1#*=}"; shift ;;
 		--) shift; break ;;
 		-*) die "unknown option '$1' for run (try '$prog run --help')" ;;
 		*) break ;;
@@ -160,6 +172,12 @@ warn_unchecked() {
 		printf '%s: warning: %s is statically linked: LD_PRELOAD has no effect on it, so memdbg checks nothing\n' "$prog" "$path" >&2
 	fi
 	return 0
+}
+
+set_log_format() {
+	case $1 in text | json) add_opt "log_format=$1" ;;
+	*) die "--log-format takes text or json, not '$1'" ;;
+	esac
 }
 
 set_log() {

@@ -36,7 +36,8 @@ static void md_accepts(const struct md_option_desc *d)
 {
     char text[160];
     if (d->type == MD_OPT_ENUM) {
-        for (int i = 0; md_backend_names[i]; i++) printf("%s`%s`", i ? ", " : "", md_backend_names[i]);
+        const char *const *names = md_option_enum_names(d);
+        for (int i = 0; names[i]; i++) printf("%s`%s`", i ? ", " : "", names[i]);
         return;
     }
     md_option_accepts(d, text, sizeof text);

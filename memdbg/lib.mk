@@ -18,17 +18,20 @@ MD_LDLIBS := -lunwind -ldw -lelf -lpthread -ldl -lstdc++
 MD_BASE_SRCS := memdbg/base/out.c memdbg/base/log.c memdbg/base/options.c memdbg/base/options_table.c memdbg/base/internal_alloc.c \
                 memdbg/base/runtime.c
 MD_SYS_SRCS := memdbg/sys/fd.c memdbg/sys/proc_maps.c memdbg/sys/madvise_vec.c memdbg/sys/x86_access.c
-MD_CORE_SRCS := memdbg/core/arena.c memdbg/core/quarantine.c memdbg/core/heap_lock.c memdbg/core/padding.c memdbg/core/core_dump.c
+MD_CORE_SRCS := memdbg/core/arena.c memdbg/core/quarantine.c memdbg/core/heap_lock.c memdbg/core/padding.c memdbg/core/core_dump.c \
+                memdbg/core/frozen.c
 MD_BACKEND_SRCS := memdbg/backend/select.c memdbg/backend/guard.c memdbg/backend/mprotect.c \
-                   memdbg/backend/nonlinear.c memdbg/backend/nonlinear_calls.c memdbg/backend/compact.c memdbg/backend/nonlinear_pool.c
+                   memdbg/backend/nonlinear.c memdbg/backend/nonlinear_calls.c memdbg/backend/compact.c memdbg/backend/nonlinear_pool.c \
+                   memdbg/backend/readonly.c
 MD_STACK_SRCS := memdbg/stack/stacktrace.c memdbg/stack/stackmemo.c memdbg/stack/stackdepot.c \
                  memdbg/stack/modules.c memdbg/stack/symbolize.c memdbg/stack/symcore.c \
                  memdbg/stack/unwind_fds.c
-MD_REPORT_SRCS := memdbg/report/report.c memdbg/report/fault.c memdbg/report/signals.c \
-                  memdbg/report/altstack.c memdbg/report/stats.c memdbg/report/stats_export.c
+MD_REPORT_SRCS := memdbg/report/report.c memdbg/report/fault.c memdbg/report/frozen_fault.c memdbg/report/signals.c \
+                  memdbg/report/altstack.c memdbg/report/stats.c memdbg/report/stats_export.c \
+                  memdbg/report/json.c
 MD_LIFECYCLE_SRCS := memdbg/lifecycle/init.c memdbg/lifecycle/fork.c memdbg/lifecycle/children.c
 MD_ALLOC_SRCS := memdbg/alloc/heap.c memdbg/alloc/sample.c memdbg/alloc/slot_cache.c memdbg/alloc/deferred_free.c \
-                 memdbg/alloc/leak_ignore.c
+                 memdbg/alloc/freeze.c memdbg/alloc/leak_ignore.c memdbg/alloc/delete_check.c
 MD_LEAK_SRCS := memdbg/leak/leaks.c memdbg/leak/leak_roots.c memdbg/leak/suppressions.c \
                 memdbg/leak/lsan_api.c
 MD_PRELOAD_SRCS := preload/malloc.c
@@ -45,6 +48,11 @@ $(BUILD)/lib/obj/%.o: %.c $(MD_HEADERS) memdbg/base/options.inc memdbg/lib.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(MD_CFLAGS) -c $< -o $@
 
+# JSON reports carry the version that cli/cli.mk writes to its stamp file;
+# only json.o is rebuilt when it changes.
+$(BUILD)/lib/obj/memdbg/report/json.o: MD_CFLAGS += -DMEMDBG_VERSION="\"$$(cat $(BUILD)/.memdbg-version)\""
+$(BUILD)/lib/obj/memdbg/report/json.o: $(BUILD)/.memdbg-version
+
 $(BUILD)/lib/obj/preload/cxx.o: preload/cxx.cc memdbg/lib.mk
 	@mkdir -p $(dir $@)
 	$(CXX) $(MD_CXXFLAGS) -c $< -o $@
@@ -55,7 +63,7 @@ $(BUILD)/libmemdbg.so: $(MD_OBJS)
 # $(BUILD)/memdbg (the command) is built by cli/cli.mk.
 
 # ---- tests: built with symbols and frames so backtraces name functions ----
-MD_TEST_CFLAGS := -std=gnu11 -g -O0 -fno-omit-frame-pointer -fno-inline -Wall -Wno-unused-result \
+MD_TEST_CFLAGS := -std=gnu11 -g -O0 -fno-omit-frame-pointer -fno-inline -Iinclude -Wall -Wno-unused-result \
                   -Wno-free-nonheap-object -Wno-use-after-free -Wno-array-bounds -Wno-stringop-overflow \
                   -Wno-alloc-size-larger-than -Wno-mismatched-dealloc \
                   -Wno-unused-but-set-variable -Wno-unused-variable

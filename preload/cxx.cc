@@ -8,6 +8,7 @@
 extern "C" {
 void *md_alloc(size_t size, size_t align, int kind, bool zero) __attribute__((visibility("hidden")));
 void md_free(void *p, int dealloc) __attribute__((visibility("hidden")));
+void md_delete(void *p, int dealloc, size_t size, size_t align) __attribute__((visibility("hidden")));
 }
 
 #define API __attribute__((visibility("default")))
@@ -49,16 +50,25 @@ API void *operator new(std::size_t n, std::align_val_t a, const std::nothrow_t &
 API void *operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t &) noexcept
 { return new_nothrow(n, (std::size_t)a, KIND_NEW_ARRAY); }
 
-API void operator delete(void *p) noexcept { md_free(p, DEALLOC_DELETE); }
-API void operator delete[](void *p) noexcept { md_free(p, DEALLOC_DELETE_ARRAY); }
-API void operator delete(void *p, std::size_t) noexcept { md_free(p, DEALLOC_DELETE); }
-API void operator delete[](void *p, std::size_t) noexcept { md_free(p, DEALLOC_DELETE_ARRAY); }
-API void operator delete(void *p, const std::nothrow_t &) noexcept { md_free(p, DEALLOC_DELETE); }
-API void operator delete[](void *p, const std::nothrow_t &) noexcept { md_free(p, DEALLOC_DELETE_ARRAY); }
-API void operator delete(void *p, std::align_val_t) noexcept { md_free(p, DEALLOC_DELETE); }
-API void operator delete[](void *p, std::align_val_t) noexcept { md_free(p, DEALLOC_DELETE_ARRAY); }
-API void operator delete(void *p, std::size_t, std::align_val_t) noexcept { md_free(p, DEALLOC_DELETE); }
-API void operator delete[](void *p, std::size_t, std::align_val_t) noexcept { md_free(p, DEALLOC_DELETE_ARRAY); }
-API void operator delete(void *p, std::align_val_t, const std::nothrow_t &) noexcept { md_free(p, DEALLOC_DELETE); }
-API void operator delete[](void *p, std::align_val_t, const std::nothrow_t &) noexcept
-{ md_free(p, DEALLOC_DELETE_ARRAY); }
+// Every delete goes through md_delete, which checks the size and
+// alignment the form states (none: NO_SIZE, 0) against the block's.
+constexpr std::size_t NO_SIZE = (std::size_t)-1;
+API void operator delete(void *p) noexcept { md_delete(p, DEALLOC_DELETE, NO_SIZE, 0); }
+API void operator delete[](void *p) noexcept { md_delete(p, DEALLOC_DELETE_ARRAY, NO_SIZE, 0); }
+API void operator delete(void *p, std::size_t n) noexcept { md_delete(p, DEALLOC_DELETE, n, 0); }
+API void operator delete[](void *p, std::size_t n) noexcept { md_delete(p, DEALLOC_DELETE_ARRAY, n, 0); }
+API void operator delete(void *p, const std::nothrow_t &) noexcept { md_delete(p, DEALLOC_DELETE, NO_SIZE, 0); }
+API void operator delete[](void *p, const std::nothrow_t &) noexcept
+{ md_delete(p, DEALLOC_DELETE_ARRAY, NO_SIZE, 0); }
+API void operator delete(void *p, std::align_val_t a) noexcept
+{ md_delete(p, DEALLOC_DELETE, NO_SIZE, (std::size_t)a); }
+API void operator delete[](void *p, std::align_val_t a) noexcept
+{ md_delete(p, DEALLOC_DELETE_ARRAY, NO_SIZE, (std::size_t)a); }
+API void operator delete(void *p, std::size_t n, std::align_val_t a) noexcept
+{ md_delete(p, DEALLOC_DELETE, n, (std::size_t)a); }
+API void operator delete[](void *p, std::size_t n, std::align_val_t a) noexcept
+{ md_delete(p, DEALLOC_DELETE_ARRAY, n, (std::size_t)a); }
+API void operator delete(void *p, std::align_val_t a, const std::nothrow_t &) noexcept
+{ md_delete(p, DEALLOC_DELETE, NO_SIZE, (std::size_t)a); }
+API void operator delete[](void *p, std::align_val_t a, const std::nothrow_t &) noexcept
+{ md_delete(p, DEALLOC_DELETE_ARRAY, NO_SIZE, (std::size_t)a); }

@@ -52,6 +52,9 @@ def convert(lines):
 
     while i < len(lines):
         line = lines[i].rstrip("\n")
+        if line.startswith("<!--"):   # a comment line (the SPDX tag)
+            i += 1
+            continue
         m = re.match(r"^# (\S+)\((\d)\)\s*(?:\u2014|-)\s*(.*)$", line)
         if m:
             out.append('.TH %s %s 2026-12-03 "%s" "Linux Programmer\'s Manual"'

@@ -13,6 +13,10 @@ void *md_alloc(size_t size, size_t align, int kind, bool zero) MEMDBG_HIDDEN;
 void md_free(void *p, int dealloc) MEMDBG_HIDDEN;
 void *md_realloc(void *p, size_t size) MEMDBG_HIDDEN;
 size_t md_usable_size(const void *p) MEMDBG_HIDDEN;
+/* operator delete in its sized and aligned forms (delete_check.c): size
+ * MD_SIZE_NOT_GIVEN and align 0 when the form has none. */
+#define MD_SIZE_NOT_GIVEN ((size_t)-1)
+void md_delete(void *p, int dealloc, size_t size, size_t align) MEMDBG_HIDDEN;
 
 
 /* ---- sampled guarding, the C library's allocator (sample.c) ---- */
@@ -40,6 +44,13 @@ void *md_libc_realloc(void *p, size_t size) MEMDBG_HIDDEN;
 void md_libc_free(void *p) MEMDBG_HIDDEN;
 size_t md_libc_usable_size(void *p) MEMDBG_HIDDEN;
 
+/* ---- frozen blocks (freeze.c; the API is memdbg_freeze and kin) ---- */
+/* free or realloc of a frozen block, heap lock held: reported if
+ * report_free_frozen=1, then thawed. */
+void md_freeze_end(struct md_slot *s, struct md_stack *st, int dealloc) MEMDBG_HIDDEN;
+static inline void md_freeze_end_if_frozen(struct md_slot *s, struct md_stack *st, int dealloc) {
+    if (__builtin_expect(s->flags & SLOT_F_FROZEN, 0)) md_freeze_end(s, st, dealloc);
+}
 
 /* ---- per-thread caches of ready slots, deferred guards (slot_cache.c) ---- */
 #define MD_READY_CLASSES 16          /* classes whose data-page count is exact */

@@ -139,6 +139,7 @@ static void *alloc_guarded(size_t size, size_t align, int kind, bool zero)
     s->size = size;
     s->filling = 1;
     s->kind = (uint8_t)kind;
+    s->new_align_order = align ? (uint8_t)(__builtin_ctzl(align) + 1) : 0;
     s->alloc_stack = md_stack_id(st);
     s->alloc_tid = md_thread_id();
     s->free_stack = 0;
@@ -346,6 +347,7 @@ void md_free(void *p, int dealloc)
     md_stack_capture(st, md_opt.malloc_context_size);
     md_heap_lock();
     struct md_slot *s = validate_for_free(p, st, dealloc);
+    if (s) md_freeze_end_if_frozen(s, st, dealloc);
     if (s) retire_block(s, st);
     if (s && !md_heap.backend->page_ops_unlocked) {
         block_guard_locked((uint32_t)(s - md_heap.slots));
@@ -538,6 +540,7 @@ void *md_realloc(void *p, size_t size)
     struct md_slot *s = md_slot_of_addr((uintptr_t)p);
     bool ok = s && s->state == SLOT_LIVE && s->user == (uintptr_t)p;
     old_size = ok ? s->size : 0;
+    if (ok) md_freeze_end_if_frozen(s, st, DEALLOC_REALLOC);   /* the new block is not frozen */
     if (ok && size <= md_heap.size / 4 && realloc_in_place(s, size, st)) {
         md_heap_unlock();
         md_in_runtime--;

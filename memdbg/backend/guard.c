@@ -167,5 +167,6 @@ const struct md_backend md_backend_guard MEMDBG_HIDDEN = {
     .slot_cache = true,
     .commit_extends = true,
     .open_page = guard_open_page,
+    .protect_many = md_protect_mprotect_many,
     /* .fork_prepare: none, a private arena is copied on write by fork */
 };

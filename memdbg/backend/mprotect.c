@@ -148,5 +148,6 @@ const struct md_backend md_backend_mprotect MEMDBG_HIDDEN = {
     .page_ops_unlocked = true,
     .slot_cache = true,
     .open_page = mprotect_open_page,
+    .protect_many = md_protect_mprotect_many,
     /* .fork_prepare: none, a private arena is copied on write by fork */
 };

@@ -94,19 +94,24 @@ static int nonlinear_guard_range(uint32_t page, uint32_t n)
     return md_nonlinear_rfp(md_page_addr(page), (size_t)n << MD_PAGE_SHIFT, PROT_NONE, 0);
 }
 
-/* Maps arena pages [page, page+n) read-write to the file pages page_file[]
- * lists, one call per run of consecutive file pages. */
-static int map_listed(uint32_t page, uint32_t n)
+/* Maps arena pages [page, page+n) with protection prot to the file pages
+ * page_file[] lists, one call per run of consecutive file pages. */
+static int map_listed_prot(uint32_t page, uint32_t n, int prot)
 {
     uint32_t i = 0;
     while (i < n) {
         uint32_t k = 1;
         while (i + k < n && page_file[page + i + k] == page_file[page + i] + k) k++;
-        if (md_nonlinear_rfp(md_page_addr(page + i), (size_t)k << MD_PAGE_SHIFT, PROT_READ | PROT_WRITE,
-                page_file[page + i]) != 0) return -1;
+        if (md_nonlinear_rfp(md_page_addr(page + i), (size_t)k << MD_PAGE_SHIFT, prot, page_file[page + i]) != 0)
+            return -1;
         i += k;
     }
     return 0;
+}
+
+static int map_listed(uint32_t page, uint32_t n)
+{
+    return map_listed_prot(page, n, PROT_READ | PROT_WRITE);
 }
 
 /* File page shown at data page `page` of a live slot. */
@@ -406,10 +411,12 @@ static int nonlinear_after_fork(int fd, bool mid_call)
          * at malloc anyway, its page may hold other chunks.) */
         if ((s->flags & SLOT_F_SENDING) && !copied_sending && !s->win_hi)
             s->flags = (uint8_t)((s->flags & ~SLOT_F_PADDED) | SLOT_F_FRESH);
+        /* a frozen block stays frozen in the child */
+        int prot = (s->flags & SLOT_F_FROZEN) ? PROT_READ : PROT_READ | PROT_WRITE;
         if (s->flags & SLOT_F_MIXED) {
-            if (map_listed(d, s->data_pages) != 0) return -1;
-        } else if (md_nonlinear_rfp(md_page_addr(d), (size_t)s->data_pages << MD_PAGE_SHIFT,
-                                    PROT_READ | PROT_WRITE, s->file_page) != 0) return -1;
+            if (map_listed_prot(d, s->data_pages, prot) != 0) return -1;
+        } else if (md_nonlinear_rfp(md_page_addr(d), (size_t)s->data_pages << MD_PAGE_SHIFT, prot,
+                                    s->file_page) != 0) return -1;
     }
     return 0;
 }
@@ -446,6 +453,7 @@ const struct md_backend md_backend_nonlinear MEMDBG_HIDDEN = {
     .take_window = md_compact_take,
     .window_below = md_compact_below,
     .open_page = nonlinear_open_page,
+    .protect_many = md_protect_nonlinear_many,
     /* Nothing slow is left to hand over: no memory is returned (runs are
      * recycled) and a recycled page needs no zeroing.  A helper's
      * remap_file_pages calls would only compete for the mmap lock, and its

@@ -21,7 +21,8 @@
 #define MD_PAGE ((size_t)4096)
 #define MD_PAGE_SHIFT 12
 
-#define MD_MAX_FRAMES 64
+/* The deepest stack kept (malloc_context_size's limit, as ASan's). */
+#define MD_MAX_FRAMES 256
 
 /* Invariants the code relies on.  MD_CHECK is always compiled in (cold
  * paths); MD_DCHECK only in a debug build (make MD_DEBUG=1), so that the
@@ -69,6 +70,7 @@ extern MEMDBG_TLS int md_in_runtime MEMDBG_HIDDEN; /* re-entrancy guard */
  * check at exit): a fault in the arena jumps there instead of being
  * reported, since the program may have made its own block unreadable. */
 extern MEMDBG_TLS sigjmp_buf *md_block_read_jmp MEMDBG_HIDDEN;
+extern MEMDBG_TLS uintptr_t md_block_read_fault MEMDBG_HIDDEN;   /* the address that faulted, before the jump */
 uint32_t md_thread_id(void) MEMDBG_HIDDEN;          /* first call: the thread is recorded */
 /* A thread as the leak scan finds it: recorded at its first md_thread_id. */
 struct md_thread_rec { uintptr_t tp; uintptr_t sp_hint; pid_t tid; };

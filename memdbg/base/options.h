@@ -11,6 +11,11 @@ enum md_backend_id {
 #include "base/options.inc"
 };
 
+enum md_log_format_id {
+#define MD_LOG_FORMAT(id, name) MD_LOG_FORMAT_##id,
+#include "base/options.inc"
+};
+
 /* One id per row of options.inc, aliases included: the index of the row in
  * md_option_table and the bit of struct md_options.given. */
 enum md_option_id {

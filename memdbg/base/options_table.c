@@ -13,6 +13,17 @@ const char *const md_backend_names[] = {
     0,
 };
 
+const char *const md_log_format_names[] = {
+#define MD_LOG_FORMAT(id, name) [MD_LOG_FORMAT_##id] = name,
+#include "base/options.inc"
+    0,
+};
+
+const char *const *md_option_enum_names(const struct md_option_desc *d)
+{
+    return d->target == MD_OPT_ID_log_format ? md_log_format_names : md_backend_names;
+}
+
 const struct md_option_desc md_option_table[MD_OPT_COUNT] = {
 #define MD_OPTION(type, name, dflt, lo, hi, doc, details) \
     [MD_OPT_ID_##name] = { #name, MD_OPT_##type, MD_OPT_ID_##name, offsetof(struct md_options, name), \
@@ -174,8 +185,8 @@ bool md_option_parse(const struct md_option_desc *d, const char *v, size_t len,
         }
         break;
     case MD_OPT_ENUM:
-        for (int i = 0; md_backend_names[i]; i++)
-            if (eq(v, len, md_backend_names[i])) { *(int *)field = i; return true; }
+        for (int i = 0; md_option_enum_names(d)[i]; i++)
+            if (eq(v, len, md_option_enum_names(d)[i])) { *(int *)field = i; return true; }
         break;
     case MD_OPT_PATH:
         if (len >= (size_t)d->lo && len <= (size_t)d->hi) {
@@ -212,10 +223,12 @@ bool md_option_parse(const struct md_option_desc *d, const char *v, size_t len,
         put(&t, " to ");
         put_size(&t, d->hi);
         break;
-    case MD_OPT_ENUM:
-        for (int i = 0; md_backend_names[i]; i++) {
-            if (i) put(&t, md_backend_names[i + 1] ? ", " : " or ");
-            put(&t, md_backend_names[i]);
+    case MD_OPT_ENUM: {
+        const char *const *names = md_option_enum_names(d);
+        for (int i = 0; names[i]; i++) {
+            if (i) put(&t, names[i + 1] ? ", " : " or ");
+            put(&t, names[i]);
+        }
         }
         break;
     case MD_OPT_PATH:
@@ -285,9 +298,9 @@ char *md_option_accepts(const struct md_option_desc *d, char *buf, size_t cap)
         if (d->type == MD_OPT_ALIGN) put(&t, ", a power of two");
         break;
     case MD_OPT_ENUM:
-        for (int i = 0; md_backend_names[i]; i++) {
+        for (int i = 0; md_option_enum_names(d)[i]; i++) {
             if (i) put(&t, ", ");
-            put(&t, md_backend_names[i]);
+            put(&t, md_option_enum_names(d)[i]);
         }
         break;
     }
@@ -304,6 +317,33 @@ char *md_option_default_text(const struct md_option_desc *d, char *buf, size_t c
         put_int(&t, (long long)(*(size_t *)((char *)&o + d->offset) >> 20));
     } else {
         put(&t, d->dflt[0] ? d->dflt : "none");
+    }
+    return buf;
+}
+
+char *md_option_value_text(const struct md_option_desc *d, const struct md_options *opts, char *buf, size_t cap)
+{
+    struct text t = { buf, 0, cap };
+    const void *field = (const char *)opts + d->offset;
+    put(&t, "");
+    switch (d->type) {
+    case MD_OPT_BOOL:
+    case MD_OPT_INT:
+        put_int(&t, *(const int *)field);
+        break;
+    case MD_OPT_SIZE:
+    case MD_OPT_ALIGN:
+        put_size(&t, (long long)*(const size_t *)field);
+        break;
+    case MD_OPT_MIB:
+        put_int(&t, (long long)(*(const size_t *)field >> 20));
+        break;
+    case MD_OPT_ENUM:
+        put(&t, md_option_enum_names(d)[*(const int *)field]);
+        break;
+    case MD_OPT_PATH:
+        put(&t, (const char *)field);
+        break;
     }
     return buf;
 }

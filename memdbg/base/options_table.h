@@ -38,6 +38,9 @@ extern const struct md_option_desc md_option_table[MD_OPT_COUNT] MEMDBG_HIDDEN;
 extern const struct md_env_option md_env_option_table[] MEMDBG_HIDDEN;
 extern const size_t md_env_option_count MEMDBG_HIDDEN;
 extern const char *const md_backend_names[] MEMDBG_HIDDEN;   /* by enum md_backend_id, NULL-ended */
+extern const char *const md_log_format_names[] MEMDBG_HIDDEN;   /* by enum md_log_format_id, NULL-ended */
+/* The values of an ENUM option, NULL-ended, in its enum's order. */
+const char *const *md_option_enum_names(const struct md_option_desc *d) MEMDBG_HIDDEN;
 
 /* The row named NAME (LEN bytes, not NUL-terminated), or NULL. */
 const struct md_option_desc *md_option_find(const char *name, size_t len) MEMDBG_HIDDEN;
@@ -64,5 +67,9 @@ char *md_option_accepts(const struct md_option_desc *d, char *buf, size_t cap) M
 
 /* D's default as text ("none" for an empty path); an alias's in its unit. */
 char *md_option_default_text(const struct md_option_desc *d, char *buf, size_t cap) MEMDBG_HIDDEN;
+
+/* The value OPTS holds for D, as MEMDBG_OPTIONS takes it back ("64G",
+ * "guard", "1"), into BUF (NUL-terminated, truncated at CAP); returns BUF. */
+char *md_option_value_text(const struct md_option_desc *d, const struct md_options *opts, char *buf, size_t cap) MEMDBG_HIDDEN;
 
 #endif

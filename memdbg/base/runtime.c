@@ -10,6 +10,7 @@
 
 MEMDBG_TLS int md_in_runtime MEMDBG_HIDDEN;
 MEMDBG_TLS sigjmp_buf *md_block_read_jmp MEMDBG_HIDDEN;
+MEMDBG_TLS uintptr_t md_block_read_fault MEMDBG_HIDDEN;
 static MEMDBG_TLS uint32_t tls_thread_id;   /* thread number + 1 */
 static uint32_t next_thread_id;
 

@@ -37,6 +37,9 @@ struct md_slot {
      * address range never goes back to the pool (arena.c); set under the
      * heap lock.  A field of its own: every flag bit is taken. */
     uint8_t opened;
+    /* operator new with std::align_val_t: log2 of the alignment asked,
+     * plus one (0: none), for the check of aligned delete */
+    uint8_t new_align_order;
     uint16_t win_lo, win_hi;
 };
 #define SLOT_F_UNGUARDED 1  /* mprotect backend past vm.max_map_count: no guard */
@@ -45,6 +48,9 @@ struct md_slot {
 /* nonlinear: the call mapping its data pages is being made without the
  * heap lock (fork may find them not mapped yet in the parent) */
 #define SLOT_F_SENDING 8
+/* memdbg_freeze: the block's data pages are read-only (set and cleared
+ * under the heap lock, with the backend's protect_many) */
+#define SLOT_F_FROZEN 16
 #define SLOT_F_KEPT 32           /* recycle_pages: freed pages still in the file (guarded) */
 /* The data pages hold MD_PAD_BYTE everywhere outside [pad_lo, pad_hi): set
  * by the heap before release (padding verified) and by the nonlinear
@@ -235,9 +241,30 @@ struct md_backend {
      * program): arena page `page` (a guard) becomes readable and writable
      * memory of its own for good, so the faulting access completes. */
     int (*open_page)(uint32_t page);
+    /* With the lock held (NULL: the backend cannot freeze): make the data
+     * pages of n live slots read-only (ro) or writable again, in as few
+     * kernel calls as the kernel allows.  Returns how many slots, from the
+     * first, were changed (the others are as they were), with errno set
+     * when that is fewer than n (ENOMEM: a VMA or memory limit). */
+    uint32_t (*protect_many)(struct md_slot *const *slots, uint32_t n, bool ro);
 };
 bool md_heap_fd_ok(void) MEMDBG_HIDDEN;        /* md_heap.fd is still the heap's memfd */
 
+
+/* ---- frozen blocks (frozen.c): who froze each one, by slot id ---- */
+/* gen: the memdbg_freeze_many or thaw_many call that changed the block
+ * last, so that a call that fails part way undoes its own changes only */
+struct md_frozen_by { uint32_t stack, tid, gen; };
+/* The record of slot id (NULL: no block was ever frozen). */
+struct md_frozen_by *md_frozen_by(uint32_t id) MEMDBG_HIDDEN;
+bool md_frozen_reserve(void) MEMDBG_HIDDEN;   /* heap lock held: the table, at the first freeze */
+bool md_frozen_ever(void) MEMDBG_HIDDEN;   /* a block was frozen once (the table exists) */
+/* With the heap lock: freeze (ro) or thaw live slots through the backend
+ * and set their SLOT_F_FROZEN to match; returns how many from the first
+ * changed (errno for the next; ENOTSUP: the backend has no protect_many). */
+uint32_t md_frozen_set(struct md_slot *const *slots, uint32_t n, bool ro) MEMDBG_HIDDEN;
+/* addr is in the data pages of s, and s is frozen (a write there faults) */
+bool md_frozen_covers(const struct md_slot *s, uintptr_t addr) MEMDBG_HIDDEN;
 
 /* ---- padding (padding.c) ---- */
 #define MD_PAD_BYTE 0xab

@@ -8,9 +8,9 @@
  * the dynamic linker allocated and frees still queued (deferred_free.c)
  * mark what they point to, transitively; of the rest, blocks whose
  * allocation stack matches a suppression are suppressed together with what
- * they reach; the others are direct leaks, or indirect when reachable only
- * from other leaked blocks.  Leaks are grouped by allocation stack, largest
- * first. */
+ * they reach; the others are direct leaks, or indirect when another
+ * leaked block points to them (mark_leaks).  Leaks are grouped by
+ * allocation stack, largest first. */
 
 #include "leak/leak.h"
 #include <dlfcn.h>
@@ -26,14 +26,18 @@
 /* slot id -> 0 unreached, 1 reachable, 2 indirect, 3 suppressed */
 enum { M_NONE, M_REACHABLE, M_INDIRECT, M_SUPPRESSED };
 static uint8_t *mark;
-static uint32_t *work;
+static uint32_t *work, *origins;
 static size_t nwork, mark_cap;
+/* The leaked block whose reach is being marked indirect: its pointers to
+ * itself, direct or around a cycle, do not make it indirect (as in
+ * LeakSanitizer, indirect means pointed to by another leaked block). */
+static uint32_t origin;
 
 static void consider(uintptr_t w, uint8_t how)
 {
     if (!md_in_arena(w)) return;
     uint32_t id = md_heap.page_slot[(w - md_heap.base) >> MD_PAGE_SHIFT];
-    if (!id || mark[id]) return;
+    if (!id || mark[id] || id == origin) return;
     struct md_slot *s = &md_heap.slots[id];
     if (s->state != SLOT_LIVE || w < s->user || w > s->user + s->size) return;
     mark[id] = how;
@@ -42,34 +46,50 @@ static void consider(uintptr_t w, uint8_t how)
 
 static void consider_root(uintptr_t w) { consider(w, M_REACHABLE); }
 
+/* The block being read, for drain() to go on in it after a fault
+ * (volatile: read after the jump back). */
+static volatile uintptr_t scan_start, scan_end;
+
 /* A block's words are taken from its start: a block of odd or
  * twice-odd size starts only 2-aligned (heap.c block_alignment), and
  * the pointers the program stores in it lie at multiples of 8 from its
  * start (a struct with a flexible array member), not of 8 in memory. */
-static void scan_block(const struct md_slot *s, uint8_t how)
+static void scan_words(uintptr_t from, uint8_t how)
 {
-    for (uintptr_t p = s->user; p + 8 <= s->user + s->size; p += 8) {
+    uintptr_t end = scan_end;
+    for (uintptr_t p = from; p + 8 <= end; p += 8) {
         uintptr_t v;
         memcpy(&v, (const void *)p, sizeof v);
         consider(v, how);
     }
 }
 
-/* Live blocks are read with plain loads, but the program may have made
- * one unreadable (mprotect of a coroutine stack's guard page inside a
- * malloc'd stack): a fault jumps back here (fault.c) and the rest of that
- * block is skipped.  The signal mask is restored by hand, so that the
- * common case costs no sigprocmask per block. */
+/* Reads the blocks on the work list, and those they reach.  Live blocks
+ * are read with plain loads, but the program may have made a page of one
+ * unreadable (mprotect of a coroutine stack's guard page inside a
+ * malloc'd stack): a fault jumps back here (fault.c), and the scan goes
+ * on at the first word of the block past the faulting page.  The signal
+ * mask is restored by hand, so that the common case costs no
+ * sigprocmask per block. */
 static void drain(uint8_t how)
 {
     sigjmp_buf env;
     sigset_t mask;
     pthread_sigmask(SIG_SETMASK, NULL, &mask);
-    if (sigsetjmp(env, 0)) pthread_sigmask(SIG_SETMASK, &mask, NULL);
+    scan_start = scan_end = 0;
+    volatile uintptr_t from = 0;   /* set again after the jump */
+    if (sigsetjmp(env, 0)) {
+        pthread_sigmask(SIG_SETMASK, &mask, NULL);
+        uintptr_t next_page = (md_block_read_fault | (MD_PAGE - 1)) + 1;
+        from = scan_start + ((next_page - scan_start + 7) & ~(uintptr_t)7);
+    }
     md_block_read_jmp = &env;
-    while (nwork) {
-        struct md_slot *s = &md_heap.slots[work[--nwork]];
-        scan_block(s, how);
+    for (;;) {
+        scan_words(from, how);
+        if (!nwork) break;
+        const struct md_slot *s = &md_heap.slots[work[--nwork]];
+        scan_start = from = s->user;
+        scan_end = s->user + s->size;
     }
     md_block_read_jmp = NULL;
 }
@@ -104,6 +124,38 @@ static void mark_live(void)
     drain(M_REACHABLE);
 }
 
+/* Everything still unmarked is leaked; a leaked block is indirect when
+ * another leaked block points to it, but a block's pointers to itself,
+ * directly or around a cycle, do not make it indirect: of each group of
+ * leaked blocks that reach each other and that no other leaked block
+ * reaches, one is direct.  First pass: marking from each unmarked block in
+ * turn leaves unmarked one block of each such group (nothing else reaches
+ * it), and perhaps blocks that a later origin reaches only through blocks
+ * the earlier one marked (C before A in A -> B <-> C).  Second pass, from
+ * those origins in reverse order, with the marks of the first cleared: an
+ * origin that another one reaches was always found after it in the first
+ * pass, so it is marked before its turn comes. */
+static void mark_leaks(void)
+{
+    uint32_t n = md_heap.nslots, norigins = 0;
+    for (uint32_t id = 1; id <= n; id++) {
+        if (md_heap.slots[id].state != SLOT_LIVE || mark[id]) continue;
+        origins[norigins++] = origin = id;
+        work[nwork++] = id;
+        drain(M_INDIRECT);
+    }
+    for (uint32_t id = 1; id <= n; id++)
+        if (mark[id] == M_INDIRECT) mark[id] = M_NONE;
+    for (uint32_t i = norigins; i-- > 0;) {
+        uint32_t id = origins[i];
+        if (mark[id]) continue;
+        origin = id;
+        work[nwork++] = id;
+        drain(M_INDIRECT);
+    }
+    origin = 0;
+}
+
 struct leak_group { uint32_t stack; uint8_t direct; size_t bytes, count; };
 
 static int by_stack(const void *a, const void *b)
@@ -120,6 +172,38 @@ static int by_size(const void *a, const void *b)
     return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
 }
 
+/* The leak report as one JSON object (docs/report-json.md). */
+static void json_leaks(struct md_buf *b, const struct leak_group *g, size_t m, size_t sup_bytes, size_t sup_blocks)
+{
+    struct md_json j;
+    size_t total = 0, blocks = 0;
+    for (size_t i = 0; i < m; i++) {
+        total += g[i].bytes;
+        blocks += g[i].count;
+    }
+    md_json_begin(&j, b, "memory-leaks");
+    md_json_uint(&j, "thread", md_thread_id());
+    md_json_uint(&j, "leaked_bytes", total);
+    md_json_uint(&j, "leaked_blocks", blocks);
+    md_json_uint(&j, "suppressed_bytes", sup_bytes);
+    md_json_uint(&j, "suppressed_blocks", sup_blocks);
+    md_json_open(&j, "leaks", '[');
+    for (size_t i = 0; i < m; i++) {
+        const uintptr_t *f;
+        int nf = md_depot_get(g[i].stack, &f);
+        md_json_open(&j, 0, '{');
+        md_json_str(&j, "kind", g[i].direct ? "direct" : "indirect");
+        md_json_uint(&j, "size", g[i].bytes);
+        md_json_uint(&j, "count", g[i].count);
+        md_json_open(&j, "stacks", '{');
+        md_json_stack(&j, "allocation", f, nf, false);
+        md_json_close(&j, '}');
+        md_json_close(&j, '}');
+    }
+    md_json_close(&j, ']');
+    md_json_end(&j);
+}
+
 static bool report_leaks(void)
 {
     uint32_t n = md_heap.nslots;
@@ -127,7 +211,8 @@ static bool report_leaks(void)
         mark_cap = n + 1 + n / 4;
         mark = md_internal_alloc(mark_cap, 16);
         work = md_internal_alloc(mark_cap * sizeof *work, 16);
-        if (!mark || !work) { mark_cap = 0; return false; }
+        origins = md_internal_alloc(mark_cap * sizeof *origins, 16);
+        if (!mark || !work || !origins) { mark_cap = 0; return false; }
     }
     memset(mark, 0, n + 1);
     nwork = 0;
@@ -148,20 +233,14 @@ static bool report_leaks(void)
             drain(M_SUPPRESSED);
         }
     }
-    /* everything still unmarked is leaked; what those reach is indirect */
-    for (uint32_t id = 1; id <= n; id++) {
-        struct md_slot *s = &md_heap.slots[id];
-        if (s->state != SLOT_LIVE || mark[id]) continue;
-        scan_block(s, M_INDIRECT);
-        drain(M_INDIRECT);
-    }
+    mark_leaks();
     size_t nleaks = 0;
     for (uint32_t id = 1; id <= n; id++)
         if (md_heap.slots[id].state == SLOT_LIVE && (mark[id] == M_NONE || mark[id] == M_INDIRECT)) nleaks++;
 
     struct md_buf buf, *b = &buf;
     if (!nleaks) {
-        if (sup_blocks) {
+        if (sup_blocks && !md_json_reports()) {
             md_report_begin(b);
             md_print_suppressions_used(b);
             md_put_pid_prefix(b);
@@ -197,6 +276,11 @@ static bool report_leaks(void)
 
     memdbg_break("detected memory leaks", 0);
     md_report_begin(b);
+    if (md_json_reports()) {
+        json_leaks(b, g, m, sup_bytes, sup_blocks);
+        md_report_end(b);
+        return true;
+    }
     md_puts(b, "\n=================================================================\n");
     md_put_pid_prefix(b);
     md_puts(b, "ERROR: memdbg: detected memory leaks\n");
@@ -344,7 +428,7 @@ int md_leak_check_now(bool final)
     leak_prepare();
     if (!lock_for_check()) { md_in_runtime--; return 0; }
     bool leaked = checks_on_report_stack(false, true, false);
-    if (leaked && final) {
+    if (leaked && final && md_leaks_set_exitcode()) {
         fflush(0);
         _exit(md_opt.exitcode);
     }
@@ -362,7 +446,7 @@ static void at_exit(void)
     if (check_leaks) leak_prepare();
     if (!lock_for_check()) { md_in_runtime--; return; }
     bool leaked = checks_on_report_stack(md_opt.check_at_exit, check_leaks, md_opt.print_stats);
-    if (leaked || md_heap.errors_reported) {
+    if ((leaked && md_leaks_set_exitcode()) || md_heap.errors_reported) {
         fflush(0);
         _exit(md_opt.exitcode);
     }

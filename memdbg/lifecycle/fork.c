@@ -42,6 +42,7 @@ static void prepare(void)
 {
     held_by_interrupted_call = md_heap_lock_mine();
     md_in_runtime++;
+    md_unwind_fork_prepare();
     if (!held_by_interrupted_call) md_heap_lock();
     if (!md_heap.initialized || !md_heap.backend->fork_prepare) return;
     copy_fd = md_heap.backend->fork_prepare(held_by_interrupted_call);
@@ -54,6 +55,7 @@ static void parent(void)
     if (md_fd_is(copy_fd, copy_dev, copy_ino)) close(copy_fd);
     copy_fd = -1;
     if (!held_by_interrupted_call) md_heap_unlock();
+    md_unwind_fork_parent();
     md_in_runtime--;
 }
 
@@ -64,7 +66,9 @@ static void child(void)
      * other threads that may have been waiting do not exist here). */
     md_heap.lock = held_by_interrupted_call ? md_token() : 0;
     md_report_fd_reset();
+    md_children_fork_child();
     md_memo_fork_child();
+    md_unwind_fds_fork_child();
     md_internal_fork_child();
     if (md_heap.initialized) {
         if (md_heap.backend->fork_prepare &&

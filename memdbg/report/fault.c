@@ -15,7 +15,9 @@
 /* A heap fault, reported on memdbg's own stack (md_with_report_stack):
  * the handler itself may be on a 16 KiB sigaltstack or a thread's small
  * stack, so nothing larger than a few words happens before the switch. */
-struct fault { siginfo_t *si; ucontext_t *uc; bool recover; };
+/* go_on: halt_on_error=0 lets the access complete, by thawing a frozen
+ * block (thaw) or opening a guard page (otherwise) */
+struct fault { siginfo_t *si; ucontext_t *uc; bool go_on, thaw; };
 
 /* halt_on_error=0: the bugs reported so far, by kind, faulting pc and
  * allocation stack, so a bug hit in a loop is reported once.  Written
@@ -50,7 +52,7 @@ static bool recoverable(const struct md_slot *s)
 
 static void report_fault(void *arg)
 {
-    const struct fault *f = arg;
+    struct fault *f = arg;
     uintptr_t addr = (uintptr_t)f->si->si_addr;
     struct md_error_info e;
     memset(&e, 0, sizeof e);
@@ -72,6 +74,8 @@ static void report_fault(void *arg)
     e.slot = s && s->state != SLOT_UNUSED ? s : 0;
     if (!e.slot) {
         e.kind = ERR_UNKNOWN_CRASH;
+    } else if (s->state == SLOT_LIVE && e.access == 2 && md_frozen_covers(s, addr)) {
+        e.kind = ERR_FROZEN_WRITE;
     } else if (s->state == SLOT_LIVE) {
         e.kind = addr < s->user ? ERR_UNDERFLOW : ERR_OVERFLOW;
     } else if (addr >= s->user && addr < s->user + s->size) {
@@ -84,12 +88,19 @@ static void report_fault(void *arg)
         e.kind = addr < s->user ? ERR_UNDERFLOW : ERR_OVERFLOW;
         if (addr - s->user < s->size + MD_PAGE && addr >= s->user) e.kind = ERR_UAF;
     }
+    /* halt_on_error=0: the write goes through (on_segv thaws the block) */
+    if (e.kind == ERR_FROZEN_WRITE && !md_opt.halt_on_error) {
+        md_report_error(&e);
+        md_frozen_site_reported(e.pc);
+        f->go_on = f->thaw = true;
+        return;
+    }
     if (!recoverable(e.slot)) {
         md_report_error(&e);
         md_error_finish(true);
     }
     if (!seen_before(e.kind, e.pc, e.slot->alloc_stack)) md_report_error(&e);
-    ((struct fault *)arg)->recover = true;
+    f->go_on = true;   /* on_segv opens the page */
 }
 
 /* The faulting page becomes memory of its own, with the heap lock (not
@@ -111,7 +122,10 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 {
     uintptr_t addr = (uintptr_t)si->si_addr;
     bool sent = si->si_code <= 0;   /* raise, kill, sigqueue: never a heap access */
-    if (!sent && md_block_read_jmp && md_in_arena(addr)) siglongjmp(*md_block_read_jmp, 1);
+    if (!sent && md_block_read_jmp && md_in_arena(addr)) {
+        md_block_read_fault = addr;
+        siglongjmp(*md_block_read_jmp, 1);
+    }
     if (!sent && md_in_report()) {
         /* memdbg's own report faulted: keep what it printed, say so, stop */
         uintptr_t pc = 0;
@@ -125,10 +139,20 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
         return;
     }
     md_in_runtime++;
-    struct fault f = { si, ucv, false };
+    struct fault f = { si, ucv, false, false };
+    /* a write into a block another thread thawed meanwhile, or one
+     * halt_on_error=0 lets through, is made again */
+    if (md_frozen_fault(si, ucv)) {
+        md_in_runtime--;
+        return;
+    }
     md_with_report_stack(report_fault, &f);
-    /* halt_on_error=0: the access is made again on return, and completes */
-    if (!f.recover || !open_fault_page(addr)) md_error_finish(true);
+    /* reached only when the access goes on (halt_on_error=0): the block
+     * thawed or the page opened here, outside the report lock, which is
+     * taken after the heap lock everywhere else; the access is made again
+     * on return, and completes */
+    bool done = f.go_on && (f.thaw ? md_frozen_thaw_at(addr) : open_fault_page(addr));
+    if (!done) md_error_finish(true);
     md_in_runtime--;
 }
 

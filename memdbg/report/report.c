@@ -71,6 +71,9 @@ static const char *const kind_names[] = {
     [ERR_BAD_FREE] = "bad-free",
     [ERR_MISMATCH] = "alloc-dealloc-mismatch",
     [ERR_UNKNOWN_CRASH] = "wild-access",
+    [ERR_FROZEN_WRITE] = "write-to-frozen-block",
+    [ERR_FREE_FROZEN] = "free-of-frozen-block",
+    [ERR_NEW_DELETE_MISMATCH] = "new-delete-type-mismatch",
 };
 
 static const char *alloc_name(int kind)
@@ -111,6 +114,20 @@ static void put_stack_id(struct md_buf *b, uint32_t id)
     const uintptr_t *f;
     int n = md_depot_get(id, &f);
     md_print_stack(b, f, n, false);
+}
+
+/* The stack that froze the block a write-to-frozen-block or a
+ * free-of-frozen-block is about (core/frozen.c keeps it). */
+static void put_frozen_by(struct md_buf *b, const struct md_error_info *e, const struct md_slot *s)
+{
+    if (e->kind != ERR_FROZEN_WRITE && e->kind != ERR_FREE_FROZEN) return;
+    const struct md_frozen_by *fb = md_frozen_by((uint32_t)(s - md_heap.slots));
+    if (!fb) return;
+    md_puts(b, "frozen by thread T");
+    md_putu(b, fb->tid);
+    md_puts(b, " here:\n");
+    put_stack_id(b, fb->stack);
+    md_putc(b, '\n');
 }
 
 /* "0x.. is located N bytes after|before|inside of M-byte region [a,b)" */
@@ -235,6 +252,109 @@ static void put_raw_frames(struct md_buf *b, const uintptr_t *frames, int n)
     md_puts(b, ")\n");
 }
 
+/* new-delete-type-mismatch: both sizes and both alignments, as ASan
+ * prints them ("default" for no alignment beyond new's own). */
+static void put_alignment(struct md_buf *b, size_t align)
+{
+    if (!align) { md_puts(b, "default"); return; }
+    md_putu(b, align);
+    md_puts(b, " bytes");
+}
+
+static void put_type_mismatch(struct md_buf *b, const struct md_error_info *e, const struct md_slot *s)
+{
+    md_puts(b, "  object passed to delete has wrong type:\n");
+    md_puts(b, "  size of the allocated type:   ");
+    md_putu(b, s->size);
+    md_puts(b, " bytes;\n  size of the deallocated type: ");
+    if (e->dealloc_size == (size_t)-1) md_puts(b, "not given");
+    else { md_putu(b, e->dealloc_size); md_puts(b, " bytes"); }
+    md_puts(b, ".\n  alignment of the allocated type:   ");
+    put_alignment(b, e->alloc_align);
+    md_puts(b, ";\n  alignment of the deallocated type: ");
+    put_alignment(b, e->dealloc_align);
+    md_puts(b, ".\n");
+}
+
+static bool is_access_error(int kind)
+{
+    return kind == ERR_OVERFLOW || kind == ERR_UNDERFLOW || kind == ERR_UAF || kind == ERR_UNKNOWN_CRASH ||
+           kind == ERR_FROZEN_WRITE;
+}
+
+static bool slot_freed(const struct md_slot *s)
+{
+    return s->state == SLOT_QUARANTINED || s->state == SLOT_FREE;
+}
+
+/* The report as one JSON object (docs/report-json.md). */
+static void json_body(struct md_buf *b, const struct md_error_info *e)
+{
+    const struct md_slot *s = e->slot;
+    struct md_json j;
+    md_json_begin(&j, b, kind_names[e->kind]);
+    md_json_hex(&j, "address", e->addr);
+    if (is_access_error(e->kind)) {
+        if (e->access_size > 0) md_json_uint(&j, "size", (unsigned)e->access_size);
+        else md_json_null(&j, "size");
+        md_json_str(&j, "direction", e->access == 2 ? "write" : e->access == 1 ? "read" : "unknown");
+    } else {
+        md_json_null(&j, "size");
+        md_json_str(&j, "direction", "unknown");
+        md_json_str(&j, "operation", dealloc_name(e->dealloc_kind));
+    }
+    if (e->kind == ERR_MISMATCH) {
+        md_json_str(&j, "allocated_with", alloc_name(e->alloc_kind));
+        md_json_str(&j, "deallocated_with", dealloc_name(e->dealloc_kind));
+    }
+    if (e->kind == ERR_NEW_DELETE_MISMATCH) {
+        if (s) md_json_uint(&j, "allocated_size", s->size);
+        if (e->dealloc_size != (size_t)-1) md_json_uint(&j, "deallocated_size", e->dealloc_size);
+        else md_json_null(&j, "deallocated_size");
+        md_json_uint(&j, "allocated_alignment", e->alloc_align);
+        md_json_uint(&j, "deallocated_alignment", e->dealloc_align);
+    }
+    md_json_uint(&j, "thread", md_thread_id());
+    if (e->pc) md_json_hex(&j, "pc", e->pc);
+    if (e->how) md_json_str(&j, "note", e->how);
+    md_json_bool(&j, "in_heap", md_in_arena(e->addr));
+    if (s) {
+        uintptr_t start = s->user, end = s->user + s->size;
+        md_json_open(&j, "block", '{');
+        md_json_hex(&j, "start", start);
+        md_json_uint(&j, "size", s->size);
+        md_json_str(&j, "state", slot_freed(s) ? "freed" : "live");
+        md_json_str(&j, "relation", e->addr >= end ? "after" : e->addr < start ? "before" : "inside");
+        /* as the text report's "N bytes after/before/inside of" */
+        md_json_uint(&j, "distance", e->addr >= end ? e->addr - end : e->addr < start ? start - e->addr : e->addr - start);
+        md_json_uint(&j, "allocation_thread", s->alloc_tid);
+        if (slot_freed(s)) md_json_uint(&j, "free_thread", s->free_tid);
+        md_json_close(&j, '}');
+    } else {
+        md_json_null(&j, "block");
+    }
+    md_json_open(&j, "stacks", '{');
+    md_json_stack(&j, "access", e->frames, e->nframes, e->pc != 0);
+    if (s) {
+        const uintptr_t *f;
+        if (slot_freed(s)) {
+            int n = md_depot_get(s->free_stack, &f);
+            md_json_stack(&j, "free", f, n, false);
+        }
+        if (e->kind == ERR_FROZEN_WRITE || e->kind == ERR_FREE_FROZEN) {
+            const struct md_frozen_by *fb = md_frozen_by((uint32_t)(s - md_heap.slots));
+            if (fb) {
+                int nf = md_depot_get(fb->stack, &f);
+                md_json_stack(&j, "frozen", f, nf, false);
+            }
+        }
+        int n = md_depot_get(s->alloc_stack, &f);
+        md_json_stack(&j, "allocation", f, n, false);
+    }
+    md_json_close(&j, '}');
+    md_json_end(&j);
+}
+
 static void report_body(void *arg)
 {
     const struct md_error_info *e = arg;
@@ -243,6 +363,12 @@ static void report_body(void *arg)
     struct md_buf buf, *b = &buf;
     md_report_begin(b);
     md_heap.errors_reported++;
+    if (md_json_reports()) {
+        json_body(b, e);
+        md_report_end(b);
+        md_in_runtime = saved;
+        return;
+    }
     const char *kind = kind_names[e->kind];
     const struct md_slot *s = e->slot;
 
@@ -266,8 +392,7 @@ static void report_body(void *arg)
     }
     md_putc(b, '\n');
 
-    if (e->kind == ERR_OVERFLOW || e->kind == ERR_UNDERFLOW || e->kind == ERR_UAF ||
-        e->kind == ERR_UNKNOWN_CRASH) {
+    if (is_access_error(e->kind)) {
         md_puts(b, e->access == 2 ? "WRITE" : e->access == 1 ? "READ" : "ACCESS");
         if (e->access_size > 0) { md_puts(b, " of size "); md_putu(b, (unsigned)e->access_size); }
         else md_puts(b, " of unknown size");
@@ -282,6 +407,7 @@ static void report_body(void *arg)
     md_putu(b, md_thread_id());
     md_putc(b, '\n');
     if (e->how) { md_puts(b, "    ("); md_puts(b, e->how); md_puts(b, ")\n"); }
+    if (e->kind == ERR_NEW_DELETE_MISMATCH && s) put_type_mismatch(b, e, s);
     put_raw_frames(b, e->frames, e->nframes);
     md_flush(b);   /* the essentials are out before libdwfl runs */
     md_print_stack(b, e->frames, e->nframes, e->pc != 0);
@@ -289,13 +415,14 @@ static void report_body(void *arg)
 
     if (s) {
         put_location(b, e->addr, s);
-        if (s->state == SLOT_QUARANTINED || s->state == SLOT_FREE) {
+        if (slot_freed(s)) {
             md_puts(b, "freed by thread T");
             md_putu(b, s->free_tid);
             md_puts(b, " here:\n");
             put_stack_id(b, s->free_stack);
             md_puts(b, "\npreviously allocated by thread T");
         } else {
+            put_frozen_by(b, e, s);
             md_puts(b, "allocated by thread T");
         }
         md_putu(b, s->alloc_tid);
@@ -362,11 +489,13 @@ void md_report_fault_in_report(uintptr_t addr, uintptr_t pc)
 void md_error_finish(bool fatal)
 {
     if (!fatal && !md_opt.halt_on_error) return;
-    struct md_buf b;
-    md_report_begin(&b);
-    md_put_pid_prefix(&b);
-    md_puts(&b, "ABORTING\n");
-    md_report_end(&b);
+    if (!md_json_reports()) {   /* a JSON stream holds reports only */
+        struct md_buf b;
+        md_report_begin(&b);
+        md_put_pid_prefix(&b);
+        md_puts(&b, "ABORTING\n");
+        md_report_end(&b);
+    }
     if (md_opt.abort_on_error) {
         /* make sure SIGABRT is not caught or ignored: we want the core */
         struct sigaction sa = { .sa_handler = SIG_DFL };

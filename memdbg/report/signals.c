@@ -179,10 +179,39 @@ MEMDBG_API int siginterrupt(int sig, int interrupt)
     return sigaction(sig, &sa, 0);
 }
 
+/* log_format=json: the same as one object (kind segv-outside-heap, no
+ * stacks: the process is about to die of the signal, as without memdbg). */
+static void json_outside_heap(siginfo_t *si, void *ucv)
+{
+    char mem[512];
+    struct md_buf b;
+    struct md_json j;
+    md_report_lock();
+    md_buf_init(&b, mem, sizeof mem, md_report_fd());
+    md_json_begin(&j, &b, "segv-outside-heap");
+    md_json_hex(&j, "address", (uintptr_t)si->si_addr);
+    md_json_null(&j, "size");
+    md_json_str(&j, "direction", "unknown");
+    md_json_uint(&j, "thread", md_thread_id());
+#if defined(__x86_64__)
+    md_json_hex(&j, "pc", (uintptr_t)((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RIP]);
+#else
+    (void)ucv;
+#endif
+    md_json_bool(&j, "in_heap", false);
+    md_json_null(&j, "block");
+    md_json_open(&j, "stacks", '{');
+    md_json_close(&j, '}');
+    md_json_end(&j);
+    md_flush(&b);
+    md_report_unlock();
+}
+
 /* "==PID==memdbg: SEGV on unknown address ... outside the memdbg heap" */
 static void note_outside_heap(siginfo_t *si, void *ucv)
 {
     if (!md_heap.initialized) return;
+    if (md_json_reports()) { json_outside_heap(si, ucv); return; }
     char mem[256];
     struct md_buf b;
     md_buf_init(&b, mem, sizeof mem, md_report_fd());

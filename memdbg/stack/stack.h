@@ -33,6 +33,12 @@ int md_capture_stack_from_ucontext(void *uc, uintptr_t *frames, int max) MEMDBG_
 bool md_unwind_begin(void) MEMDBG_HIDDEN;
 void md_unwind_end(void) MEMDBG_HIDDEN;
 void md_unwind_fds_init(void *libunwind_function) MEMDBG_HIDDEN;
+/* fork(): prepare waits until no thread is inside libunwind (whose locks
+ * no fork handler resets) and holds new unwinds back; parent and child
+ * open the gate again. */
+void md_unwind_fork_prepare(void) MEMDBG_HIDDEN;
+void md_unwind_fork_parent(void) MEMDBG_HIDDEN;
+void md_unwind_fds_fork_child(void) MEMDBG_HIDDEN;
 /* The program installed a signal handler (signals.c): unwinds block signals. */
 void md_unwind_note_program_handler(void) MEMDBG_HIDDEN;
 void md_stacktrace_init(void) MEMDBG_HIDDEN;
@@ -41,6 +47,19 @@ int md_depot_get(uint32_t id, const uintptr_t **frames) MEMDBG_HIDDEN;
 void md_depot_init(void) MEMDBG_HIDDEN;
 /* first_exact: frames[0] is a faulting pc, not a return address. */
 void md_print_stack(struct md_buf *b, const uintptr_t *frames, int n, bool first_exact) MEMDBG_HIDDEN;
+/* The frames of a stack as fields (one per inline level, innermost
+ * first), for machine-readable reports.  offset is the looked-up address
+ * (a return address minus one) in the module; module, function and file
+ * are NULL when unknown and last only for the call. */
+struct md_frame_info {
+    uintptr_t pc;
+    const char *module;
+    uintptr_t offset;
+    const char *function, *file;
+    int line;
+};
+typedef void md_frame_fn(void *ctx, const struct md_frame_info *f);
+void md_stack_frames(const uintptr_t *frames, int n, bool first_exact, md_frame_fn *fn, void *ctx) MEMDBG_HIDDEN;
 /* Function name of frame (for SUMMARY lines); writes "" if unknown. */
 void md_frame_location(struct md_buf *b, uintptr_t pc, bool is_return_addr) MEMDBG_HIDDEN;
 

@@ -49,10 +49,12 @@ static bool in_self(uintptr_t pc)
 
 int md_capture_stack(uintptr_t *frames, int max)
 {
-    void *raw[MD_MAX_FRAMES + 24];
     if (max <= 0) return 0;
+    if (max > MD_MAX_FRAMES) max = MD_MAX_FRAMES;
+    /* sized by the depth asked for: malloc's stack use stays small at the
+     * default depth, whatever the limit */
     int want = max + 24;
-    if (want > (int)(sizeof raw / sizeof *raw)) want = (int)(sizeof raw / sizeof *raw);
+    void *raw[want];
     if (!md_unwind_begin()) {
         frames[0] = (uintptr_t)__builtin_return_address(0);
         return 1;

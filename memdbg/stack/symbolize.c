@@ -69,3 +69,34 @@ void md_print_stack(struct md_buf *b, const uintptr_t *frames, int n, bool first
                                  m ? a - m->bias : 0, frames[i], no);
     }
 }
+
+struct frame_fields_ctx {
+    struct md_frame_info info;
+    md_frame_fn *fn;
+    void *ctx;
+};
+
+static void frame_fields(void *p, const char *function, const char *file, int line)
+{
+    struct frame_fields_ctx *c = p;
+    c->info.function = function;
+    c->info.file = file;
+    c->info.line = line;
+    c->fn(c->ctx, &c->info);
+}
+
+void md_stack_frames(const uintptr_t *frames, int n, bool first_exact, md_frame_fn *fn, void *ctx)
+{
+    if (n <= 0) return;
+    md_modules_refresh();
+    uint32_t epoch = md_depot_epoch_of(frames);
+    for (int i = 0; i < n; i++) {
+        uintptr_t a = (i > 0 || !first_exact) && frames[i] ? frames[i] - 1 : frames[i];
+        const struct md_module *m = md_module_find(a, epoch);
+        struct frame_fields_ctx c = {
+            .info = { .pc = frames[i], .module = m ? md_module_path(m) : 0, .offset = m ? a - m->bias : 0 },
+            .fn = fn, .ctx = ctx,
+        };
+        md_sym_frame_fields(m ? module_dwfl(m) : 0, c.info.offset, frame_fields, &c);
+    }
+}

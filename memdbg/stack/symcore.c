@@ -186,6 +186,23 @@ int md_sym_frame_lines(const struct md_sym_out *o, Dwfl *d, const char *module, 
     return walk(d, offset, 64, emit_line, &c);
 }
 
+struct fields_ctx {
+    md_sym_fields_fn *emit;
+    void *ctx;
+};
+
+static void emit_fields(void *p, const struct frame *f)
+{
+    struct fields_ctx *c = p;
+    c->emit(c->ctx, f->function, f->file, f->line);
+}
+
+int md_sym_frame_fields(Dwfl *d, uint64_t offset, md_sym_fields_fn *emit, void *ctx)
+{
+    struct fields_ctx c = { emit, ctx };
+    return walk(d, offset, 64, emit_fields, &c);
+}
+
 struct loc_ctx {
     const struct md_sym_out *o;
     const char *module;

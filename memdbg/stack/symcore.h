@@ -31,6 +31,13 @@ Dwfl *md_sym_open(const char *path) __attribute__((visibility("hidden")));
 int md_sym_frame_lines(const struct md_sym_out *o, Dwfl *d, const char *module, uint64_t offset,
                        uint64_t pc, int no) __attribute__((visibility("hidden")));
 
+/* The same frames as fields, for machine-readable reports: emit gets each
+ * one's function, file (NULL: unknown) and line (0: unknown), innermost
+ * first; the strings last only for the call.  Returns the number of frames. */
+typedef void md_sym_fields_fn(void *ctx, const char *function, const char *file, int line);
+int md_sym_frame_fields(Dwfl *d, uint64_t offset, md_sym_fields_fn *emit, void *ctx)
+    __attribute__((visibility("hidden")));
+
 /* The innermost frame's location alone ("in FUNCTION FILE:LINE", or the
  * module form above), for SUMMARY lines. */
 void md_sym_location(const struct md_sym_out *o, Dwfl *d, const char *module, uint64_t offset)

@@ -24,8 +24,12 @@
  * for all threads, and when two of them found it broken at once (the
  * program had closed its numbers), the second one's close() hit the pipe
  * the first had just made, whose write end the first then wrote to with
- * no reader left: SIGPIPE killed the program.  So a pipe libunwind gives
- * up while it is still ours stays open (that race leaks it, two numbers).
+ * no reader left: SIGPIPE killed the program.  For the same reason the
+ * pipe is made under a lock, in a local pair that reaches libunwind's
+ * array only once both numbers are final: the pair pipe2() writes and the
+ * numbers move_high() closes would otherwise be libunwind's array itself,
+ * where another thread reads the write end in between.  A thread that
+ * comes second gets the pipe the first one made, if it is still ours.
  *
  * Signals.  libunwind blocks every signal around its global cache lock and
  * its dl_iterate_phdr lookups: 2 to 4 rt_sigprocmask calls per frame it
@@ -51,6 +55,7 @@
 #include <fcntl.h>
 #include <dlfcn.h>
 #include <link.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -68,6 +73,8 @@ static ino_t pipe_ino;
 static uintptr_t unwind_text_lo, unwind_text_hi;   /* libunwind's code */
 static int program_handlers;          /* the program installed a signal handler */
 static bool calls_seen_direct;        /* libunwind's read/close/pipe2 reach us first */
+static int fork_gate;                 /* a fork is waiting or in progress */
+static int unwinds_in_flight;         /* threads between the fork gate and md_unwind_end */
 
 void md_unwind_note_program_handler(void)
 {
@@ -138,28 +145,6 @@ static void move_high(int *fd, int base)
     *fd = high;
 }
 
-MEMDBG_API int pipe2(int fds[2], int flags)
-{
-    int ret = (int)syscall(SYS_pipe2, fds, flags);
-    /* Only libunwind's pipe (not one a signal handler makes meanwhile);
-     * behind a wrapper its caller cannot be seen: any pipe made while
-     * unwinding, as before. */
-    if (ret != 0 || !unwinding ||
-        (calls_seen_direct && !libunwind_for_memdbg(__builtin_return_address(0))))
-        return ret;
-    int base = high_fd_base();
-    move_high(&fds[0], base);
-    move_high(&fds[1], base);
-    struct stat st;
-    if (fstat(fds[0], &st) == 0) {
-        pipe_dev = st.st_dev;
-        pipe_ino = st.st_ino;
-    }
-    pipe_fd[0] = fds[0];
-    pipe_fd[1] = fds[1];
-    return 0;
-}
-
 /* Still libunwind's pipe. */
 static bool fd_still_ours(int fd)
 {
@@ -168,6 +153,69 @@ static bool fd_still_ours(int fd)
     bool ours = fstat(fd, &st) == 0 && st.st_dev == pipe_dev && st.st_ino == pipe_ino;
     errno = saved;
     return ours;
+}
+
+/* Held while a thread makes libunwind's pipe; reset in a forked child,
+ * where its holder does not exist. */
+static int pipe_lock;
+
+static void lock_pipe(void)
+{
+    while (__atomic_exchange_n(&pipe_lock, 1, __ATOMIC_ACQUIRE))
+        sched_yield();
+}
+
+static void unlock_pipe(void)
+{
+    __atomic_store_n(&pipe_lock, 0, __ATOMIC_RELEASE);
+}
+
+void md_unwind_fds_fork_child(void)
+{
+    pipe_lock = 0;
+    __atomic_store_n(&unwinds_in_flight, unwinding ? 1 : 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&fork_gate, 0, __ATOMIC_RELEASE);
+}
+
+/* libunwind's pipe: the one another thread made meanwhile if it is still
+ * ours, else a new one at high numbers. */
+static int make_unwind_pipe(int fds[2], int flags)
+{
+    lock_pipe();
+    if (pipe_fd[0] >= 0 && fd_still_ours(pipe_fd[0]) && fd_still_ours(pipe_fd[1])) {
+        fds[0] = pipe_fd[0];
+        fds[1] = pipe_fd[1];
+        unlock_pipe();
+        return 0;
+    }
+    int made[2];
+    int ret = (int)syscall(SYS_pipe2, made, flags);
+    if (ret == 0) {
+        int base = high_fd_base();
+        move_high(&made[0], base);
+        move_high(&made[1], base);
+        struct stat st;
+        if (fstat(made[0], &st) == 0) {
+            pipe_dev = st.st_dev;
+            pipe_ino = st.st_ino;
+        }
+        pipe_fd[0] = made[0];
+        pipe_fd[1] = made[1];
+        fds[0] = made[0];
+        fds[1] = made[1];
+    }
+    unlock_pipe();
+    return ret;
+}
+
+MEMDBG_API int pipe2(int fds[2], int flags)
+{
+    /* Only libunwind's pipe (not one a signal handler makes meanwhile);
+     * behind a wrapper its caller cannot be seen: any pipe made while
+     * unwinding, as before. */
+    if (unwinding && (!calls_seen_direct || libunwind_for_memdbg(__builtin_return_address(0))))
+        return make_unwind_pipe(fds, flags);
+    return (int)syscall(SYS_pipe2, fds, flags);
 }
 
 MEMDBG_API ssize_t read(int fd, void *buf, size_t n)
@@ -227,12 +275,52 @@ MEMDBG_API int sigprocmask(int how, const sigset_t *set, sigset_t *old)
     return 0;
 }
 
+/* fork() and libunwind.  libunwind's global cache lock is a mutex that no
+ * fork handler resets: a child forked while another thread steps a frame
+ * under it waits for it forever at its first unwind.  So a fork waits
+ * until no thread is inside libunwind, and holds new unwinds back at the
+ * gate until it is done.  A thread that holds the heap lock does not wait
+ * at the gate (the fork waits for that lock next): it skips its unwind. */
+
+static bool pass_fork_gate(void)
+{
+    for (;;) {
+        while (__atomic_load_n(&fork_gate, __ATOMIC_ACQUIRE)) {
+            if (md_heap_lock_mine()) return false;
+            sched_yield();
+        }
+        __atomic_add_fetch(&unwinds_in_flight, 1, __ATOMIC_SEQ_CST);
+        if (!__atomic_load_n(&fork_gate, __ATOMIC_SEQ_CST)) return true;
+        __atomic_sub_fetch(&unwinds_in_flight, 1, __ATOMIC_SEQ_CST);
+    }
+}
+
+void md_unwind_fork_prepare(void)
+{
+    __atomic_store_n(&fork_gate, 1, __ATOMIC_SEQ_CST);
+    /* A fork from a handler that interrupted this thread's own unwind
+     * (a fault inside it) counts that unwind as its own. */
+    int own = unwinding ? 1 : 0;
+    /* Bounded: a thread stuck inside libunwind must not hang the fork
+     * (its child may then hang as before, nothing worse). */
+    for (long spins = 0; spins < 2000000; spins++) {
+        if (__atomic_load_n(&unwinds_in_flight, __ATOMIC_SEQ_CST) <= own) return;
+        sched_yield();
+    }
+}
+
+void md_unwind_fork_parent(void)
+{
+    __atomic_store_n(&fork_gate, 0, __ATOMIC_RELEASE);
+}
+
 bool md_unwind_begin(void)
 {
     if (unwinding) return false;   /* a handler interrupted memdbg's unwind */
     if (!calls_seen_direct && pipe_fd[0] >= 0 &&
         (!fd_still_ours(pipe_fd[0]) || !fd_still_ours(pipe_fd[1])))
         return false;   /* the program has the pipe's numbers: no unwind */
+    if (!pass_fork_gate()) return false;
     /* Blocked before `unwinding` is set: no handler of the program's runs
      * while it is. */
     if (__atomic_load_n(&program_handlers, __ATOMIC_RELAXED))
@@ -250,4 +338,5 @@ void md_unwind_end(void)
         errno = saved;
     }
     unwinding = 0;
+    __atomic_sub_fetch(&unwinds_in_flight, 1, __ATOMIC_SEQ_CST);
 }

@@ -239,7 +239,19 @@ check "make install DESTDIR PREFIX=/usr: command, library, helpers, man pages, d
 	eval '[ $rc = 0 ] && [ -x "$dest/usr/bin/memdbg" ] && [ -f "$dest/usr/lib/memdbg/libmemdbg.so" ] &&
 	      [ -x "$dest/usr/lib/memdbg/memdbg-probe" ] && [ -f "$dest/usr/share/man/man1/memdbg.1" ] &&
 	      [ -f "$dest/usr/share/man/man7/libmemdbg.7" ] && [ -f "$dest/usr/share/man/man2/remap_file_pages.2memdbg" ] &&
-	      [ -f "$dest/usr/share/doc/memdbg/docs/libmemdbg.md" ] && [ -f "$dest/usr/share/doc/memdbg/README.md" ]'
+	      [ -f "$dest/usr/share/doc/memdbg/docs/libmemdbg.md" ] && [ -f "$dest/usr/share/doc/memdbg/README.md" ] &&
+	      [ -f "$dest/usr/share/man/man3/memdbg_freeze.3" ] && [ -f "$dest/usr/share/man/man3/memdbg_thaw.3" ]'
+# <memdbg.h> and memdbg.pc: a program built with pkg-config links with no
+# library and runs with or without memdbg.
+printf '#include <memdbg.h>\n#include <stdio.h>\n#include <stdlib.h>\nint main(void){int *p=malloc(4);int r=memdbg_freeze(p);printf("%%d %%d\\n",memdbg_running(),r);free(p);return 0;}\n' >"$tmp/hdr.c"
+PKG_CONFIG_PATH="$dest/usr/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$dest" \
+	run "$tmp/o" "$tmp/e" sh -c 'cc -Wall -Werror $(pkg-config --cflags memdbg) "$1" -o "$2" $(pkg-config --libs memdbg)' sh "$tmp/hdr.c" "$tmp/hdr"
+show="$tmp/e"
+check "installed <memdbg.h> and memdbg.pc: a program builds with no library" eval '[ $rc = 0 ] && [ -x "$tmp/hdr" ]'
+run "$tmp/o" "$tmp/e" "$tmp/hdr"
+check "<memdbg.h> without memdbg: not running, freeze fails" eval '[ $rc = 0 ] && [ "$(cat "$tmp/o")" = "0 -1" ]'
+run "$tmp/o" "$tmp/e" "$dest/usr/bin/memdbg" run -- "$tmp/hdr"
+check "<memdbg.h> under the installed memdbg: running, freeze succeeds" eval '[ $rc = 0 ] && [ "$(cat "$tmp/o")" = "1 0" ]'
 ( cd / && "$dest/usr/bin/memdbg" run -- "$ex/uaf" ) >"$tmp/o" 2>"$tmp/inst.uaf" </dev/null
 rc=$?
 show="$tmp/inst.uaf"
@@ -262,7 +274,7 @@ show="$tmp/e"
 check "make uninstall: removes every installed file" eval '[ $rc = 0 ] && [ -z "$(find "$dest" -type f)" ]'
 
 # --- man pages ------------------------------------------------------------------------------
-for page in docs/man/memdbg.1 docs/man/libmemdbg.7 docs/man/remap_file_pages.2; do
+for page in docs/man/memdbg.1 docs/man/libmemdbg.7 docs/man/remap_file_pages.2 docs/man/memdbg_freeze.3; do
 	if [ ! -f "$page" ]; then not_ok "man page $page renders without warnings" "missing"; continue; fi
 	LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -E UTF-8 -l "$page" >"$tmp/man.out" 2>"$tmp/man.err"
 	rc=$?
@@ -273,6 +285,10 @@ python3 docs/man/md2man.py docs/remap_file_pages.2.md >"$tmp/rfp.2" 2>&1
 show="$tmp/rfp.2"
 check "docs/man/remap_file_pages.2 is what docs/man/md2man.py makes of docs/remap_file_pages.2.md (else: make man)" \
 	cmp -s "$tmp/rfp.2" docs/man/remap_file_pages.2
+python3 docs/man/md2man.py docs/memdbg_freeze.3.md >"$tmp/freeze.3" 2>&1
+show="$tmp/freeze.3"
+check "docs/man/memdbg_freeze.3 is what docs/man/md2man.py makes of docs/memdbg_freeze.3.md (else: make man)" \
+	cmp -s "$tmp/freeze.3" docs/man/memdbg_freeze.3
 check "memdbg(1) documents every subcommand and the exit statuses" \
 	eval '( for c in run vm maps compare symbolize; do grep -q "^\.SS \"\{0,1\}$c" docs/man/memdbg.1 || exit 1; done; grep -q "^\.SH EXIT STATUS" docs/man/memdbg.1 )'
 # The options docs are generated from memdbg/base/options.inc (make docs): the

@@ -12,6 +12,12 @@
 // EXIT: 3
 // CHECK-OUT: user handler called
 // CHECK-NOT: ERROR: memdbg
+//
+// TEST: a fault outside the heap without a program handler: one line, then the signal
+// RUN: %memdbg %t null_unhandled
+// EXIT: 139
+// CHECK-COUNT: 1 ^==[0-9]+==memdbg: SEGV on unknown address 0x0 outside the memdbg heap \(pc 0x[0-9a-f]+\); passing it on$
+// CHECK-NOT: ERROR: memdbg
 
 #include <signal.h>
 #include <stdio.h>
@@ -33,6 +39,10 @@ int read_null(volatile char *p) { return p[0]; }
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "null_unhandled")) {
+        free(make_buffer(8));   /* memdbg is running */
+        return read_null(0);
+    }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_segv;

@@ -29,6 +29,7 @@ const char *md_module_of(uintptr_t pc)
 
 /* runtime.c: no leak scan reads blocks in the unit tests */
 MEMDBG_TLS sigjmp_buf *md_block_read_jmp MEMDBG_HIDDEN;
+MEMDBG_TLS uintptr_t md_block_read_fault MEMDBG_HIDDEN;
 
 /* stacktrace.c: a fault's stack is its faulting pc alone (no unwinder) */
 int md_capture_stack_from_ucontext(void *uc, uintptr_t *frames, int max)

@@ -418,7 +418,85 @@ static void log_path(void)
     free(out);
 }
 
+/* JSON strings: every input byte sequence gives valid JSON whose value is
+ * the text, control characters escaped and bytes that are not UTF-8
+ * replaced by U+FFFD. */
+static void json_escaping(void)
+{
+    static const struct { const char *in; size_t len; const char *want; } rows[] = {
+        { "plain /usr/lib/x.so", 19, "\"plain /usr/lib/x.so\"" },
+        { "q\"b\\s", 5, "\"q\\\"b\\\\s\"" },
+        { "\n\r\t\b\f", 5, "\"\\n\\r\\t\\b\\f\"" },
+        { "\x01\x1f\x7f", 3, "\"\\u0001\\u001f\\u007f\"" },
+        { "nul\0in", 6, "\"nul\\u0000in\"" },
+        { "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 14, "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"" },
+        { "\xff", 1, "\"\\ufffd\"" },
+        { "a\xc3", 2, "\"a\\ufffd\"" },                          /* truncated sequence */
+        { "\xc0\xaf", 2, "\"\\ufffd\\ufffd\"" },                  /* overlong '/' */
+        { "\xed\xa0\x80", 3, "\"\\ufffd\\ufffd\\ufffd\"" },        /* a surrogate */
+        { "\xf4\x90\x80\x80", 4, "\"\\ufffd\\ufffd\\ufffd\\ufffd\"" }, /* above U+10FFFF */
+        { "\xe2\x82x", 3, "\"\\ufffd\\ufffdx\"" },
+        { "", 0, "\"\"" },
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char mem[128];
+        struct md_buf b;
+        md_buf_init(&b, mem, sizeof mem - 1, -1);
+        md_json_put_string(&b, rows[i].in, rows[i].len);
+        mem[b.len] = 0;
+        UNIT_EQ_S(mem, rows[i].want, "escaped");
+    }
+}
+
+/* log_format=json: the use-after-free of use_after_free() as one line
+ * holding the common fields, the block and the three stacks. */
+static void json_child(void *arg)
+{
+    struct report_case *c = arg;
+    unit_report_setup();
+    md_opt.log_format = MD_LOG_FORMAT_JSON;
+    c->e.slot = &c->slot;
+    md_report_error(&c->e);
+}
+
+static void json_report(void)
+{
+    unit_report_setup();
+    uintptr_t at[] = { (uintptr_t)use_buffer + 4, RA(fake_main) };
+    uintptr_t freed[] = { RA(fake_free), RA(free_buffer), RA(fake_main) };
+    uintptr_t alloc[] = { RA(fake_malloc), RA(make_buffer), RA(fake_main) };
+    struct report_case c = {
+        .e = { .kind = ERR_UAF, .addr = BLOCK + 5, .access = 2, .access_size = 8, .frames = at, .nframes = 2,
+               .pc = at[0] },
+        .slot = { .user = BLOCK, .size = 32, .state = SLOT_QUARANTINED, .alloc_tid = 1, .free_tid = 2,
+                  .alloc_stack = md_depot_put(alloc, 3), .free_stack = md_depot_put(freed, 3) },
+    };
+    unit_stub_thread_id = 3;
+    char *out;
+    int status = unit_capture(json_child, &c, &out);
+    UNIT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+    UNIT_EQ_U(unit_line_count(out), 1, "lines");
+    const char *want[] = {
+        "^\\{\"schema_version\":1,\"kind\":\"heap-use-after-free\",\"memdbg_version\":\"[^\"]+\",\"pid\":[0-9]+,"
+            "\"options\":\"backend=auto:[^\"]*:log_format=json:",
+        ",\"address\":\"0x7e0000001fe5\",\"size\":8,\"direction\":\"write\",\"thread\":3,",
+        ",\"block\":\\{\"start\":\"0x7e0000001fe0\",\"size\":32,\"state\":\"freed\",\"relation\":\"inside\","
+            "\"distance\":5,\"allocation_thread\":1,\"free_thread\":2\\},",
+        "\"stacks\":\\{\"access\":\\[\\{\"pc\":\"0x[0-9a-f]+\",\"module\":\"[^\"]*/unit\",\"offset\":\"0x[0-9a-f]+\","
+            "\"function\":\"use_buffer\",\"file\":\"[^\"]*tests/unit/test_report.c\",\"line\":[0-9]+\\},",
+        "\\],\"free\":\\[\\{[^]]*\"function\":\"fake_free\"[^]]*\"function\":\"free_buffer\"",
+        "\\],\"allocation\":\\[\\{[^]]*\"function\":\"fake_malloc\"[^]]*\"function\":\"make_buffer\"[^]]*\\]\\}\\}",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        UNIT_CHECK(unit_match(out, want[i]), "JSON lacks /%s/: %s", want[i], out);
+    size_t len = strlen(out);
+    UNIT_CHECK(len > 3 && !strcmp(out + len - 3, "}}\n"), "the object does not end the line");
+    free(out);
+}
+
 const struct unit_case unit_report_cases[] = {
+    { "report: JSON strings escaped, ill-formed UTF-8 replaced", json_escaping },
+    { "report: log_format=json, one line with the block and three stacks", json_report },
     { "report: heap-use-after-free, line by line", use_after_free },
     { "report: heap-buffer-overflow of a live block, found at free", overflow_live },
     { "report: heap-buffer-underflow, unknown access, no allocation stack", underflow_unknown },

@@ -16,7 +16,8 @@
 UNIT_LIB_SRCS := memdbg/base/options.c memdbg/base/options_table.c memdbg/base/out.c memdbg/base/log.c \
                  memdbg/base/internal_alloc.c memdbg/stack/stackdepot.c memdbg/stack/modules.c \
                  memdbg/leak/suppressions.c memdbg/core/arena.c memdbg/core/core_dump.c memdbg/backend/nonlinear_pool.c \
-                 memdbg/sys/x86_access.c memdbg/sys/fd.c memdbg/core/heap_lock.c memdbg/report/fault.c memdbg/report/report.c memdbg/report/altstack.c \
+                 memdbg/sys/x86_access.c memdbg/sys/fd.c memdbg/report/fault.c memdbg/report/frozen_fault.c memdbg/report/report.c memdbg/report/altstack.c \
+                 memdbg/report/json.c memdbg/core/frozen.c memdbg/core/heap_lock.c \
                  memdbg/stack/symbolize.c memdbg/stack/symcore.c
 UNIT_INCLUDES := -Imemdbg -Itests/unit
 

@@ -12,7 +12,7 @@
  *            other programs load the machine).
  * The child also checks one block of the parent's, so a broken heap copy
  * shows as a failure instead of a fast number.  Output, one line:
- * "live=N freed=N forks=N fork_us_median=X fork_us_min=X cycle_us_median=X rss_kb=N
+ * "live=N freed=N forks=N fork_us_median=X fork_us_min=X cycle_us_median=X rss_kb=N pte_kb=N
  * fork_cpu_us_median=X fork_cpu_us_min=X". */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,13 +26,15 @@ static unsigned long long next(void) { rng ^= rng << 13; rng ^= rng >> 7; rng ^=
 
 #include "fork_clock.h"
 
-static long rss_kb(void)
+/* A "Name:   N kB" line of /proc/self/status, in kB (-1: missing). */
+static long status_kb(const char *name)
 {
     FILE *f = fopen("/proc/self/status", "r");
     char line[256];
+    size_t n = strlen(name);
     long v = -1;
     while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmRSS:", 6)) { v = atol(line + 6); break; }
+        if (!strncmp(line, name, n) && line[n] == ':') { v = atol(line + n + 1); break; }
     if (f) fclose(f);
     return v;
 }
@@ -80,9 +82,9 @@ int main(int argc, char **argv)
     qsort(t_fork, (size_t)forks, sizeof *t_fork, cmp);
     qsort(t_cycle, (size_t)forks, sizeof *t_cycle, cmp);
     qsort(t_cpu, (size_t)forks, sizeof *t_cpu, cmp);
-    printf("live=%ld freed=%ld forks=%d fork_us_median=%.0f fork_us_min=%.0f cycle_us_median=%.0f rss_kb=%ld "
+    printf("live=%ld freed=%ld forks=%d fork_us_median=%.0f fork_us_min=%.0f cycle_us_median=%.0f rss_kb=%ld pte_kb=%ld "
            "fork_cpu_us_median=%.0f fork_cpu_us_min=%.0f\n", live, freed, forks,
-           t_fork[forks / 2], t_fork[0], t_cycle[forks / 2], rss_kb(), t_cpu[forks / 2], t_cpu[0]);
+           t_fork[forks / 2], t_fork[0], t_cycle[forks / 2], status_kb("VmRSS"), status_kb("VmPTE"), t_cpu[forks / 2], t_cpu[0]);
     for (long i = 0; i < live; i++) free(blk[i]);
     return 0;
 }
