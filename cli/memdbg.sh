@@ -93,12 +93,14 @@ kv() { sed -n "s/^$2=//p" "$1" 2>/dev/null | head -n 1; }
 
 usage_run() {
 	cat <<EOF
-usage: $prog run [--backend auto|nonlinear|guard|mprotect] [--options 'key=value:...']
-                 [--log DIR] [--log-format text|json] [--follow-children=no|yes]
-                 [--child-leak-exitcode=no|yes] -- program [args...]
+usage: $prog run [--backend auto|nonlinear|guard|mprotect] [--sample N]
+                 [--options 'key=value:...'] [--log DIR] [--log-format text|json]
+                 [--follow-children=no|yes] [--child-leak-exitcode=no|yes] -- program [args...]
 
 Runs program with LD_PRELOAD=$lib.
   --backend B    the heap backend (option backend=B)
+  --sample N     guard about 1 in N allocations, the others from glibc's malloc
+                 (option sample_rate=N; 1, the default, guards every block)
   --options O    libmemdbg options (libmemdbg(7)); appended to MEMDBG_OPTIONS
                  from the environment, later keys win
   --log DIR      write reports to DIR/memdbg.PID instead of stderr
@@ -115,6 +117,14 @@ Exit status: the program's (libmemdbg's exitcode, 1 by default, after a report).
 EOF
 }
 
+# The library checks the value too; failing here names the command's option.
+check_sample() {
+	case $1 in
+	'' | *[!0-9]* | 0*) die "--sample takes a whole number from 1 to 1000000000, not '$1'" ;;
+	esac
+	[ ${#1} -le 10 ] && [ "$1" -le 1000000000 ] || die "--sample takes a whole number from 1 to 1000000000, not '$1'"
+}
+
 cmd_run() {
 	add_opt follow_children=0   # valgrind's default: --follow-children=yes (or --options) overrides
 	add_opt child_leak_exitcode=0   # a script's tools that leak do not stop it
@@ -129,6 +139,8 @@ cmd_run() {
 		--child-leak-exitcode*) die "--child-leak-exitcode takes yes or no" ;;
 		--backend) need_arg "$1" $#; check_backend "$2"; add_opt "backend=$2"; shift 2 ;;
 		--backend=*) check_backend "${1#*=}"; add_opt "backend=${1#*=}"; shift ;;
+		--sample) need_arg "$1" $#; check_sample "$2"; add_opt "sample_rate=$2"; shift 2 ;;
+		--sample=*) check_sample "${1#*=}"; add_opt "sample_rate=${1#*=}"; shift ;;
 		--options) need_arg "$1" $#; add_opt "$2"; shift 2 ;;
 		--options=*) add_opt "${1#*=}"; shift ;;
 		--log) need_arg "$1" $#; set_log "$2"; shift 2 ;;

@@ -30,8 +30,8 @@ MD_REPORT_SRCS := memdbg/report/report.c memdbg/report/fault.c memdbg/report/fro
                   memdbg/report/altstack.c memdbg/report/stats.c memdbg/report/stats_export.c \
                   memdbg/report/json.c memdbg/report/access.c
 MD_LIFECYCLE_SRCS := memdbg/lifecycle/init.c memdbg/lifecycle/fork.c memdbg/lifecycle/children.c
-MD_ALLOC_SRCS := memdbg/alloc/heap.c memdbg/alloc/slot_cache.c memdbg/alloc/deferred_free.c memdbg/alloc/freeze.c \
-                 memdbg/alloc/leak_ignore.c memdbg/alloc/delete_check.c
+MD_ALLOC_SRCS := memdbg/alloc/heap.c memdbg/alloc/sample.c memdbg/alloc/slot_cache.c memdbg/alloc/deferred_free.c \
+                 memdbg/alloc/freeze.c memdbg/alloc/leak_ignore.c memdbg/alloc/delete_check.c
 MD_LEAK_SRCS := memdbg/leak/leaks.c memdbg/leak/leak_roots.c memdbg/leak/suppressions.c \
                 memdbg/leak/lsan_api.c
 MD_PRELOAD_SRCS := preload/malloc.c preload/strings.c preload/dlopen.c
@@ -102,7 +102,7 @@ $(BUILD)/tests/lib/example_%: examples/%.c
 	$(CC) $(MD_TEST_CFLAGS) $< -o $@ -lpthread
 
 lib-bench: lib $(BUILD)/tests/lib/bench $(BUILD)/tests/lib/bench_fork $(BUILD)/tests/lib/fork_pages \
-           $(BUILD)/tests/lib/page_cycle
+           $(BUILD)/tests/lib/page_cycle $(BUILD)/tests/lib/uaf_window
 
 # the fork latency test compares the two
 lib-tests: $(BUILD)/tests/lib/bench_fork $(BUILD)/tests/lib/fork_pages
@@ -110,6 +110,10 @@ lib-tests: $(BUILD)/tests/lib/bench_fork $(BUILD)/tests/lib/fork_pages
 $(BUILD)/tests/lib/bench: tests/lib/bench/bench.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall $< -o $@
+
+$(BUILD)/tests/lib/uaf_window: tests/lib/bench/uaf_window.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@
 
 $(BUILD)/tests/lib/page_cycle: tests/lib/bench/page_cycle.c
 	@mkdir -p $(dir $@)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The C allocation API of libmemdbg.so.  Each entry point only checks its
  * arguments (errno and return values as glibc documents them) and calls the
- * allocator in memdbg/alloc/heap.c.  No dlsym: memdbg never calls the libc
- * allocator, so it works before constructors run. */
+ * allocator in memdbg/alloc/heap.c, which guards the block or, with
+ * sample_rate, hands most blocks to glibc's __libc_malloc and friends.  No
+ * dlsym on the allocation path, so it works before constructors run. */
 
 #include "alloc/alloc.h"
 #include <errno.h>

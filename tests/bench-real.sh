@@ -16,10 +16,13 @@
 #   workloads (--only):  perl-hash python-objs cxx-map gcc-O2 sqlite-insert
 #                        bash-assoc git-log
 #   tools (--tools):     plain memdbg-guard memdbg-mprotect memdbg-nonlinear
-#                        memdbg-compact valgrind efence duma (memdbg
-#                        backends the kernel lacks are left out;
-#                        memdbg-compact is nonlinear with compact=1, whose
-#                        memory shows in Pss, not RSS)
+#                        memdbg-compact memdbg-s5000 memdbg-s100 gwp-5000
+#                        gwp-100 valgrind efence duma (memdbg backends the
+#                        kernel lacks are left out; memdbg-compact is
+#                        nonlinear with compact=1, whose memory shows in
+#                        Pss, not RSS; memdbg-sN is sample_rate=N on the
+#                        first usable backend; gwp-N is LLVM's Scudo with
+#                        GWP-ASan sampling 1 in N, from libclang-rt-19-dev)
 #   --scale N            divide every workload's size by N (host: 1)
 #   --guest-scale N      the same in the patched TCG guest (default 5:
 #                        TCG runs 5-10x slower than the host)
@@ -82,7 +85,7 @@ runner=$build_abs/tests/bench/bench-run
 cxx_map=$build_abs/tests/bench/cxx_map
 
 all_workloads="perl-hash python-objs cxx-map gcc-O2 sqlite-insert bash-assoc git-log"
-all_tools="plain memdbg-guard memdbg-mprotect memdbg-nonlinear memdbg-compact valgrind efence duma"
+all_tools="plain memdbg-guard memdbg-mprotect memdbg-nonlinear memdbg-compact memdbg-s5000 memdbg-s100 gwp-5000 gwp-100 valgrind efence duma"
 for w in ${only//,/ }; do
 	case " $all_workloads " in *" $w "*) ;; *) echo "$0: --only: unknown workload '$w' ($all_workloads)" >&2; exit 2 ;; esac
 done
@@ -180,6 +183,7 @@ EOF
 memdbg_options() { # tool
 	case $1 in
 	memdbg-compact) echo "backend=nonlinear:compact=1" ;;
+	memdbg-s*) echo "sample_rate=${1#memdbg-s}" ;;
 	*) echo "backend=${1#memdbg-}" ;;
 	esac
 }
@@ -192,6 +196,7 @@ prefix_of() { # tool
 	valgrind) echo valgrind -q --tool=memcheck --leak-check=no --trace-children=yes --log-file="$work/valgrind.%p.log" ;;
 	efence) echo env EF_ALLOW_MALLOC_0=1 LD_PRELOAD="$efence" ;;
 	duma) echo env DUMA_DISABLE_BANNER=1 LD_PRELOAD="$duma" ;;
+	gwp-*) echo env LD_PRELOAD="$scudo" SCUDO_OPTIONS="GWP_ASAN_Enabled=true:GWP_ASAN_SampleRate=${1#gwp-}" ;;
 	esac
 }
 
@@ -205,6 +210,7 @@ tools_here() {
 		valgrind) command -v valgrind >/dev/null || continue ;;
 		efence) [ -n "$efence" ] || continue ;;
 		duma) [ -n "$duma" ] || continue ;;
+		gwp-*) [ -n "$scudo" ] || continue ;;
 		esac
 		list+=" $t"
 	done
@@ -239,6 +245,7 @@ measure() { # machine scale timeout
 	local machine=$1 sc=$2 tmo=$3 w t n i=0 total list cmd r st why
 	efence=$(ls /usr/lib/libefence.so* /usr/lib/*/libefence.so* 2>/dev/null | head -n 1)
 	duma=$(ls /usr/lib/libduma.so* /usr/lib/*/libduma.so* 2>/dev/null | head -n 1)
+	scudo=$(ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.scudo_standalone-x86_64.so 2>/dev/null | sort -V | tail -n 1)
 	list=$(tools_here)
 	total=$(( $(echo $workloads | wc -w) * $(echo $list | wc -w) ))
 	echo "bench-real: $machine ($(uname -r)), scale 1/$sc, tools:$list, $total runs, timeout ${tmo}s each" >&2

@@ -43,6 +43,8 @@ cross_packages=(
 # bash and git are there already: git and man-db need them).
 bench_packages=(
 	valgrind sqlite3
+	# Scudo with GWP-ASan, beside memdbg's sampled mode
+	libclang-rt-19-dev
 )
 
 missing() {

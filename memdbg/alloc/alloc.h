@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The allocator: malloc, free and realloc on the arena (heap.c), the
- * per-thread caches (slot_cache.c), frees deferred while inside memdbg
- * (deferred_free.c) and the leak check's ignore marks (leak_ignore.c). */
+/* The allocator: malloc, free and realloc on the arena (heap.c), sampled
+ * guarding (sample.c), the per-thread caches (slot_cache.c), frees
+ * deferred while inside memdbg (deferred_free.c) and the leak check's
+ * ignore marks (leak_ignore.c). */
 #ifndef MEMDBG_ALLOC_H
 #define MEMDBG_ALLOC_H
 
@@ -17,6 +18,31 @@ size_t md_usable_size(const void *p) MEMDBG_HIDDEN;
 #define MD_SIZE_NOT_GIVEN ((size_t)-1)
 void md_delete(void *p, int dealloc, size_t size, size_t align) MEMDBG_HIDDEN;
 
+
+/* ---- sampled guarding, the C library's allocator (sample.c) ---- */
+extern MEMDBG_TLS uint32_t md_sample_countdown MEMDBG_HIDDEN;
+bool md_sample_refill(void) MEMDBG_HIDDEN;
+/* sample_rate > 1: whether this allocation goes to the guarded heap.
+ * Without lock or system call: a per-thread countdown. */
+static inline bool md_sampled(void)
+{
+    uint32_t left = md_sample_countdown;
+    if (left > 1) {
+        md_sample_countdown = left - 1;
+        return false;
+    }
+    return md_sample_refill();
+}
+/* With sampling on, a block outside the arena and the internal pool is
+ * glibc's (the caller has ruled out internal blocks). */
+static inline bool md_libc_owns(const void *p)
+{
+    return md_opt.sample_rate > 1 && !md_in_arena((uintptr_t)p);
+}
+void *md_libc_alloc(size_t size, size_t align, bool zero) MEMDBG_HIDDEN;
+void *md_libc_realloc(void *p, size_t size) MEMDBG_HIDDEN;
+void md_libc_free(void *p) MEMDBG_HIDDEN;
+size_t md_libc_usable_size(void *p) MEMDBG_HIDDEN;
 
 /* ---- frozen blocks (freeze.c; the API is memdbg_freeze and kin) ---- */
 /* free or realloc of a frozen block, heap lock held: reported if

@@ -96,14 +96,9 @@ static struct md_slot *take_slot_locked(uint32_t npages)
     return s;
 }
 
-void *md_alloc(size_t size, size_t align, int kind, bool zero)
+/* A block in the guarded heap (the caller has initialised memdbg). */
+static void *alloc_guarded(size_t size, size_t align, int kind, bool zero)
 {
-    if (md_in_runtime) {
-        void *p = md_internal_alloc(size, align);
-        if (p && zero) memset(p, 0, size);
-        return p;
-    }
-    md_ensure_init();
     if (size == 0 && !md_opt.allow_malloc_0) return 0;
     size_t a = block_alignment(size, align, kind);
     if (size > md_heap.size / 4 || a > md_heap.size / 4) { errno = ENOMEM; return 0; }
@@ -167,6 +162,22 @@ void *md_alloc(size_t size, size_t align, int kind, bool zero)
     __atomic_store_n(&s->filling, 0, __ATOMIC_RELEASE);
     md_in_runtime--;
     return (void *)user;
+}
+
+void *md_alloc(size_t size, size_t align, int kind, bool zero)
+{
+    if (md_in_runtime) {
+        void *p = md_internal_alloc(size, align);
+        if (p && zero) memset(p, 0, size);
+        return p;
+    }
+    md_ensure_init();
+    /* sampled guarding: most blocks go to the C library's allocator */
+    if (md_opt.sample_rate > 1 && !md_sampled()) {
+        if (size == 0 && !md_opt.allow_malloc_0) return 0;
+        return md_libc_alloc(size, align, zero);
+    }
+    return alloc_guarded(size, align, kind, zero);
 }
 
 /* ---- free ---- */
@@ -324,6 +335,10 @@ static void block_guard_locked(uint32_t id)
 void md_free(void *p, int dealloc)
 {
     if (!p || md_is_internal(p)) return;
+    if (md_libc_owns(p)) {   /* an unsampled block: glibc's, whatever memdbg is doing */
+        md_libc_free(p);
+        return;
+    }
     /* inside memdbg (a signal handler interrupted it): a heap block is
      * freed later (dropping it made a false leak), never here */
     if (md_in_runtime) {
@@ -465,6 +480,30 @@ static void *realloc_move(struct md_slot *s, size_t size, struct md_stack *st)
     return (void *)user;
 }
 
+/* realloc whose new block is not sampled: glibc's realloc for glibc's
+ * block; a guarded block is copied out and freed, so its old address is a
+ * guard (a stale pointer is a use-after-free) and a kind mismatch or
+ * damaged padding is reported by the free.  A pointer that is no live
+ * block's start takes the guarded path, which reports it. */
+static void *realloc_to_libc(void *p, size_t size)
+{
+    if (md_libc_owns(p)) return md_libc_realloc(p, size);
+    size_t old = md_usable_size(p);
+    if (!old) {
+        struct md_slot *s = md_slot_of_addr((uintptr_t)p);
+        if (!s || s->state != SLOT_LIVE || s->user != (uintptr_t)p) {
+            md_free(p, DEALLOC_REALLOC);   /* reports the bad or double free */
+            errno = EINVAL;
+            return 0;
+        }
+    }
+    void *n = md_libc_alloc(size, 0, false);
+    if (!n) return 0;
+    memcpy(n, p, old < size ? old : size);
+    md_free(p, DEALLOC_REALLOC);
+    return n;
+}
+
 /* realloc moves the block unless it can keep its address (above): the old
  * address becomes a guard, so a pointer kept across realloc is caught as a
  * use-after-free. */
@@ -472,6 +511,7 @@ void *md_realloc(void *p, size_t size)
 {
     if (md_in_runtime) {
         if (!p || md_is_internal(p)) return md_internal_realloc(p, size);
+        if (md_libc_owns(p)) return md_libc_realloc(p, size);
         return 0;
     }
     if (!p) return md_alloc(size, 0, KIND_MALLOC, false);
@@ -488,6 +528,15 @@ void *md_realloc(void *p, size_t size)
         return 0;
     }
     md_ensure_init();
+    if (md_opt.sample_rate > 1 && !md_sampled()) return realloc_to_libc(p, size);
+    if (md_libc_owns(p)) {   /* an unsampled block that this realloc guards */
+        void *n = alloc_guarded(size, 0, KIND_MALLOC, false);
+        if (!n) return 0;
+        size_t old = md_libc_usable_size(p);
+        memcpy(n, p, old < size ? old : size);
+        md_libc_free(p);
+        return n;
+    }
     size_t old_size;
     md_in_runtime++;
     struct md_stack stack, *st = &stack;
@@ -518,7 +567,7 @@ void *md_realloc(void *p, size_t size)
         return 0;
     }
     md_in_runtime--;
-    void *n = md_alloc(size, 0, KIND_MALLOC, false);
+    void *n = alloc_guarded(size, 0, KIND_MALLOC, false);
     if (!n) return 0;   /* the old block stays valid, errno is ENOMEM */
     memcpy(n, p, old_size < size ? old_size : size);
     md_free(p, DEALLOC_REALLOC);
@@ -530,6 +579,7 @@ size_t md_usable_size(const void *p)
     if (!p) return 0;
     if (md_is_internal(p)) return md_internal_usable(p);
     if (!md_heap.initialized) return 0;
+    if (md_libc_owns(p)) return md_libc_usable_size((void *)p);
     struct md_slot *s = md_slot_of_addr((uintptr_t)p);
     if (s && s->state == SLOT_LIVE && s->user == (uintptr_t)p) return s->size;
     return 0;

@@ -85,9 +85,6 @@ void md_compact_init(void)
     /* The documented query: 0 only where the kernel knows MAP_VECTOR. */
     have_vector = !md_opt.nonlinear_emulation &&
                   syscall(SYS_remap_file_pages, 0UL, 0UL, 0UL, 0UL, (unsigned long)(MAP_CHGPROT | MAP_VECTOR)) == 0;
-    /* A compact block's quarantine is 2 pages of address space: keep the
-     * last 1M frees page-exact unless told otherwise. */
-    if (!md_option_given(MD_OPT_ID_quarantine_size) && md_opt.quarantine_size < ((size_t)17 << 29)) md_opt.quarantine_size = (size_t)17 << 29;
     active = true;
 }
 

@@ -140,6 +140,13 @@ static void guard_release_many(struct md_slot *const *slots, uint32_t n)
     }
 }
 
+/* Recovery from a fault (halt_on_error=0): the marker goes, the page reads
+ * as zero from then on; the VMA stays one. */
+static int guard_open_page(uint32_t page)
+{
+    return madv(md_page_addr(page), MD_PAGE, MADV_GUARD_REMOVE);
+}
+
 const struct md_backend md_backend_guard MEMDBG_HIDDEN = {
     .name = "guard",
     .probe = guard_probe,
@@ -159,6 +166,7 @@ const struct md_backend md_backend_guard MEMDBG_HIDDEN = {
     .page_ops_unlocked = true,
     .slot_cache = true,
     .commit_extends = true,
+    .open_page = guard_open_page,
     .protect_many = md_protect_mprotect_many,
     /* .fork_prepare: none, a private arena is copied on write by fork */
 };

@@ -126,6 +126,16 @@ static void mprotect_commit_many(struct md_slot *const *slots, uint32_t n, bool 
     md_madvise_ranges(iov, k, MADV_POPULATE_WRITE, 0);
 }
 
+/* Recovery from a fault (halt_on_error=0): the page becomes accessible (up
+ * to 2 more VMAs, counted like a block's) and is given back zeroed. */
+static int mprotect_open_page(uint32_t page)
+{
+    void *a = (void *)md_page_addr(page);
+    if (madvise(a, MD_PAGE, MADV_DONTNEED) != 0 || mprotect(a, MD_PAGE, PROT_READ | PROT_WRITE) != 0) return -1;
+    __atomic_add_fetch(&md_heap.vma_estimate, 2, __ATOMIC_RELAXED);
+    return 0;
+}
+
 const struct md_backend md_backend_mprotect MEMDBG_HIDDEN = {
     .name = "mprotect",
     .probe = mprotect_probe,
@@ -137,6 +147,7 @@ const struct md_backend md_backend_mprotect MEMDBG_HIDDEN = {
     .commit_many = mprotect_commit_many,
     .page_ops_unlocked = true,
     .slot_cache = true,
+    .open_page = mprotect_open_page,
     .protect_many = md_protect_mprotect_many,
     /* .fork_prepare: none, a private arena is copied on write by fork */
 };

@@ -421,6 +421,24 @@ static int nonlinear_after_fork(int fd, bool mid_call)
     return 0;
 }
 
+/* Recovery from a fault (halt_on_error=0): a file page of its own, zeroed,
+ * shown at the guard; it never goes back to the pool (nor does the
+ * slot), and the VMA stays one.  A fork child does not copy it: there the
+ * page is a guard again, and an access opens it anew. */
+static int nonlinear_open_page(uint32_t page)
+{
+    uint32_t fp;
+    bool fresh;
+    if (md_fp_take_pages(&fp, 1, &fresh) != 0) return -1;
+    uintptr_t addr = md_page_addr(page);
+    if (md_nonlinear_rfp(addr, MD_PAGE, PROT_READ | PROT_WRITE, fp) != 0) {
+        md_fp_put_loose(fp);
+        return -1;
+    }
+    if (!fresh) memset((void *)addr, 0, MD_PAGE);
+    return 0;
+}
+
 const struct md_backend md_backend_nonlinear MEMDBG_HIDDEN = {
     .name = "nonlinear",
     .probe = nonlinear_probe,
@@ -434,6 +452,7 @@ const struct md_backend md_backend_nonlinear MEMDBG_HIDDEN = {
     .move_pages = nonlinear_move_pages,
     .take_window = md_compact_take,
     .window_below = md_compact_below,
+    .open_page = nonlinear_open_page,
     .protect_many = md_protect_nonlinear_many,
     .window_above = md_compact_above,
     /* Nothing slow is left to hand over: no memory is returned (runs are

@@ -178,6 +178,7 @@ void md_arena_init(void)
     md_heap.total_pages = (uint32_t)(size >> MD_PAGE_SHIFT);
     md_heap.max_slots = md_heap.total_pages / 2 + 1;
     md_heap.page_slot = md_reserve((size_t)md_heap.total_pages * sizeof(uint32_t), "page map");
+    md_heap.page_uses = md_reserve(md_heap.total_pages, "page reuse counts");
     md_heap.slots = md_reserve((size_t)md_heap.max_slots * sizeof(struct md_slot), "slot table");
     md_heap.class_free = md_reserve(2 * MD_NCLASSES * sizeof(uint32_t), "class lists");
     md_heap.class_free_unguarded = md_heap.class_free + MD_NCLASSES;
@@ -243,7 +244,11 @@ static uint32_t slot_record(uint32_t first, uint32_t cls, uint32_t cap)
     s->state = SLOT_FREE;
     s->flags = SLOT_F_FRESH;
     uint32_t *ps = md_heap.page_slot + first;
-    for (uint32_t i = 0; i < cap; i++) ps[i] = id;
+    uint8_t *uses = md_heap.page_uses + first;
+    for (uint32_t i = 0; i < cap; i++) {
+        ps[i] = id;
+        if (uses[i] != UINT8_MAX) uses[i]++;
+    }
     return id;
 }
 
@@ -287,6 +292,9 @@ void md_free_list_push(uint32_t id)
     struct md_slot *s = &md_heap.slots[id];
     s->state = SLOT_FREE;
     uint8_t f = __atomic_load_n(&s->flags, __ATOMIC_RELAXED);
+    /* A page a fault opened is no guard: the range and its record stay
+     * out of use (reports on it still name the block). */
+    if (s->opened) return;
     if (f & SLOT_F_UNGUARDED) {   /* whole slot RW: only unguarded blocks may reuse it */
         s->next = md_heap.class_free_unguarded[s->cls];
         md_heap.class_free_unguarded[s->cls] = id;

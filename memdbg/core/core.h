@@ -33,6 +33,10 @@ struct md_slot {
      * compact.c): it is placed to end win_tail bytes before win_hi, and
      * its padding is checked and filled only within the window. */
     uint8_t win_tail;
+    /* halt_on_error=0: a fault opened one of its pages for good, so its
+     * address range never goes back to the pool (arena.c); set under the
+     * heap lock.  A field of its own: every flag bit is taken. */
+    uint8_t opened;
     /* operator new with std::align_val_t: log2 of the alignment asked,
      * plus one (0: none), for the check of aligned delete */
     uint8_t new_align_order;
@@ -67,6 +71,9 @@ struct md_heap {
     uint32_t guarded_frontier; /* arena pages below this are guarded up front */
     uint32_t guarding_to;      /* where the guard_range call under way ends (fork from a handler) */
     uint32_t *page_slot;       /* arena page -> slot id (0 = none) */
+    /* arena page -> slots placed over it so far (saturates at 255): above
+     * 1, a report on it may name a later block than the pointer's */
+    uint8_t *page_uses;
     struct md_slot *slots;     /* slot id -> record; id 0 unused */
     uint32_t nslots, max_slots;
     uint32_t *class_free;      /* class -> first slot kept with its pages (recycle_pages) */
@@ -235,6 +242,10 @@ struct md_backend {
      * just below window slot s's in their shared page (0: none).  Its
      * overflow past its redzone lands in s's head padding. */
     uint32_t (*window_below)(const struct md_slot *s);
+    /* halt_on_error=0, with the lock held (NULL: a fault stops the
+     * program): arena page `page` (a guard) becomes readable and writable
+     * memory of its own for good, so the faulting access completes. */
+    int (*open_page)(uint32_t page);
     /* With the lock held (NULL: the backend cannot freeze): make the data
      * pages of n live slots read-only (ro) or writable again, in as few
      * kernel calls as the kernel allows.  Returns how many slots, from the

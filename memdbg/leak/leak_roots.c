@@ -40,7 +40,7 @@ static int read_method;                               /* 0 untried, 1 process_vm
 static int mem_fd = -1;
 static pid_t self_pid;
 
-struct mapping { uintptr_t lo, hi; bool readable, private_mem; };
+struct mapping { uintptr_t lo, hi; bool readable, private_mem, anon_rw; };
 static struct mapping *maps;
 static size_t nmaps;
 
@@ -199,6 +199,12 @@ static void load_maps(void)
             m.readable = p[1] == 'r';
             /* "p": private; a shared mapping is read only by the safe methods */
             m.private_mem = p[4] == 'p' && !memmem(p, (size_t)(eol - p), "[vvar", 5);
+            /* private writable memory with no file: glibc's heap ([heap]
+             * and its mmap'd arenas and chunks) among others */
+            const char *path = memchr(p, '/', (size_t)(eol - p));
+            m.anon_rw = m.readable && m.private_mem && p[2] == 'w' &&
+                        (!path || memmem(p, (size_t)(eol - p), "[heap]", 6)) &&
+                        !memmem(p, (size_t)(eol - p), "[stack", 6) && !memmem(p, (size_t)(eol - p), "[v", 2);
             maps[nmaps++] = m;
         }
         p = eol + 1;
@@ -224,6 +230,8 @@ const char *md_module_of(uintptr_t pc)
     return 0;
 }
 
+static uintptr_t self_lo, self_hi;   /* memdbg's own segments */
+
 /* Writable PT_LOAD segments of every loaded object but memdbg itself (its
  * tables point at every block). */
 static int phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
@@ -235,6 +243,13 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
         if (ph->p_type == PT_LOAD && c->self_data - lo < ph->p_memsz) self = true;
+    }
+    for (int i = 0; self && i < info->dlpi_phnum; i++) {   /* for scan_unsampled_heap */
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type != PT_LOAD) continue;
+        if (!self_lo || lo < self_lo) self_lo = lo;
+        if (lo + ph->p_memsz > self_hi) self_hi = lo + ph->p_memsz;
     }
     const char *name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : 0;
     if (!name && info->dlpi_addr == c->exe_base) name = exe_path;
@@ -395,6 +410,22 @@ void md_scan_roots_set_sp(uintptr_t sp)
     program_sp = sp;
 }
 
+/* With sampling, most blocks are glibc's and memdbg does not know which
+ * of them are live: every private writable anonymous mapping outside
+ * memdbg's arena and metadata (glibc's heap, its arenas and large chunks,
+ * and whatever else the program mapped) is a root, so a guarded block
+ * reachable only from an unsampled one is not a leak.  Stale pointers in
+ * glibc's free chunks may hide a leak: the check errs on the quiet side. */
+static void scan_unsampled_heap(void (*consider)(uintptr_t))
+{
+    for (size_t i = 0; i < nmaps; i++) {
+        const struct mapping *m = &maps[i];
+        if (!m->anon_rw || md_in_arena(m->lo) || md_is_metadata(m->lo, m->hi)) continue;
+        if (m->lo < self_hi && m->hi > self_lo) continue;   /* memdbg's .bss: its tables */
+        md_scan_foreign(m->lo, m->hi, consider);
+    }
+}
+
 /* Feeds every root word to consider(); called with the heap lock held.
  * Returns the number of threads whose stack could not be found. */
 __attribute__((noinline)) size_t md_scan_roots(void (*consider)(uintptr_t))
@@ -421,6 +452,7 @@ __attribute__((noinline)) size_t md_scan_roots(void (*consider)(uintptr_t))
     scan_other_threads(self_tid, consider, &unscanned);
 
     for (int i = 0; i < nregions; i++) md_scan_foreign(regions[i].lo, regions[i].hi, consider);
+    if (md_opt.sample_rate > 1) scan_unsampled_heap(consider);
     return unscanned;
 }
 

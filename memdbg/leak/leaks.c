@@ -311,6 +311,11 @@ static bool report_leaks(void)
         md_putu(b, sup_blocks);
         md_puts(b, " allocation(s) suppressed.");
     }
+    if (md_opt.sample_rate > 1) {
+        md_puts(b, " Sampled mode: only the guarded blocks (about 1 in ");
+        md_putu(b, (unsigned)md_opt.sample_rate);
+        md_puts(b, ") are checked.");
+    }
     md_putc(b, '\n');
     md_report_end(b);
     return true;

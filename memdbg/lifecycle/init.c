@@ -24,11 +24,16 @@ static void print_startup(void)
     md_puts(b, " MiB at ");
     md_putx(b, md_heap.base);
     md_puts(b, ", quarantine ");
-    md_putu(b, md_opt.quarantine_size >> 20);
+    md_putu(b, (md_opt.quarantine_size < md_heap.size ? md_opt.quarantine_size : md_heap.size) >> 20);
     md_puts(b, " MiB, guard ");
     md_puts(b, md_opt.protect_below ? "below" : "above");
     md_puts(b, ", alignment ");
     md_putu(b, md_opt.alignment);
+    if (md_opt.sample_rate > 1) {
+        md_puts(b, ", guarding 1 in ");
+        md_putu(b, (unsigned)md_opt.sample_rate);
+        md_puts(b, " allocations");
+    }
     md_putc(b, '\n');
     md_report_end(b);
 }

@@ -15,7 +15,40 @@
 /* A heap fault, reported on memdbg's own stack (md_with_report_stack):
  * the handler itself may be on a 16 KiB sigaltstack or a thread's small
  * stack, so nothing larger than a few words happens before the switch. */
-struct fault { siginfo_t *si; ucontext_t *uc; bool go_on; };
+/* go_on: halt_on_error=0 lets the access complete, by thawing a frozen
+ * block (thaw) or opening a guard page (otherwise) */
+struct fault { siginfo_t *si; ucontext_t *uc; bool go_on, thaw; };
+
+/* halt_on_error=0: the bugs reported so far, by kind, faulting pc and
+ * allocation stack, so a bug hit in a loop is reported once.  Written
+ * under the report lock (report_fault runs holding it). */
+#define SEEN_MAX 4096
+struct seen_bug { uintptr_t pc; uint32_t stack; int kind; };
+static struct seen_bug seen[SEEN_MAX];
+
+/* true when this bug was reported before; else remembers it (a full
+ * table reports every new bug) */
+static bool seen_before(int kind, uintptr_t pc, uint32_t stack)
+{
+    uint64_t h = (pc ^ ((uint64_t)stack << 20) ^ (uint64_t)kind) * 0x9e3779b97f4a7c15ull;
+    for (uint32_t i = 0; i < 16; i++) {
+        struct seen_bug *b = &seen[((h >> 40) + i) % SEEN_MAX];
+        if (b->pc == pc && b->stack == stack && b->kind == kind + 1) return true;
+        if (!b->kind) {
+            *b = (struct seen_bug){ pc, stack, kind + 1 };
+            return false;
+        }
+    }
+    return false;
+}
+
+/* Whether the access can complete: a guard of a block's slot (live, or
+ * freed and still out of the pool) on a backend that can open it. */
+static bool recoverable(const struct md_slot *s)
+{
+    return !md_opt.halt_on_error && s && md_heap.backend->open_page &&
+           (s->state == SLOT_LIVE || s->state == SLOT_QUARANTINED);
+}
 
 void md_classify_addr(struct md_error_info *e, uintptr_t addr)
 {
@@ -54,14 +87,34 @@ static void report_fault(void *arg)
     md_classify_addr(&e, addr);
     if (e.slot && e.slot->state == SLOT_LIVE && e.access == 2 && md_frozen_covers(e.slot, addr))
         e.kind = ERR_FROZEN_WRITE;
-    md_report_error(&e);
     /* halt_on_error=0: the write goes through (on_segv thaws the block) */
     if (e.kind == ERR_FROZEN_WRITE && !md_opt.halt_on_error) {
+        md_report_error(&e);
         md_frozen_site_reported(e.pc);
-        f->go_on = true;
+        f->go_on = f->thaw = true;
         return;
     }
-    md_error_finish(true);
+    if (!recoverable(e.slot)) {
+        md_report_error(&e);
+        md_error_finish(true);
+    }
+    if (!seen_before(e.kind, e.pc, e.slot->alloc_stack)) md_report_error(&e);
+    f->go_on = true;   /* on_segv opens the page */
+}
+
+/* The faulting page becomes memory of its own, with the heap lock (not
+ * the report lock: the allocator takes them in that order), and its slot
+ * never returns to the pool.  false: the program stops after all. */
+static bool open_fault_page(uintptr_t addr)
+{
+    if (md_heap_lock_mine()) return false;   /* a handler that interrupted memdbg holding the lock */
+    md_heap_lock();
+    struct md_slot *s = md_slot_of_addr(addr);
+    bool ok = recoverable(s) &&
+              md_heap.backend->open_page((uint32_t)((addr - md_heap.base) >> MD_PAGE_SHIFT)) == 0;
+    if (ok) s->opened = 1;
+    md_heap_unlock();
+    return ok;
 }
 
 static void on_segv(int sig, siginfo_t *si, void *ucv)
@@ -85,7 +138,7 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
         return;
     }
     md_in_runtime++;
-    struct fault f = { si, ucv, false };
+    struct fault f = { si, ucv, false, false };
     /* a write into a block another thread thawed meanwhile, or one
      * halt_on_error=0 lets through, is made again */
     if (md_frozen_fault(si, ucv)) {
@@ -93,10 +146,12 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
         return;
     }
     md_with_report_stack(report_fault, &f);
-    /* reached only when the write goes on (halt_on_error=0): thawed here,
-     * outside the report lock, which is taken after the heap lock
-     * everywhere else */
-    if (!f.go_on || !md_frozen_thaw_at(addr)) md_error_finish(true);
+    /* reached only when the access goes on (halt_on_error=0): the block
+     * thawed or the page opened here, outside the report lock, which is
+     * taken after the heap lock everywhere else; the access is made again
+     * on return, and completes */
+    bool done = f.go_on && (f.thaw ? md_frozen_thaw_at(addr) : open_fault_page(addr));
+    if (!done) md_error_finish(true);
     md_in_runtime--;
 }
 

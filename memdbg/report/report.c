@@ -155,6 +155,28 @@ static void put_location(struct md_buf *b, uintptr_t addr, const struct md_slot 
     md_puts(b, ")\n");
 }
 
+/* How sure the report is of its block: an address the arena handed out
+ * again (its never-used space ran out, the oldest freed ranges were
+ * reused first) may come from an earlier block than the one named. */
+/* How many blocks have had the page of addr (0: not known). */
+static unsigned page_uses_at(uintptr_t addr)
+{
+    if (!md_in_arena(addr) || !md_heap.page_uses) return 0;
+    return md_heap.page_uses[(addr - md_heap.base) >> MD_PAGE_SHIFT];
+}
+
+static void put_certainty(struct md_buf *b, uintptr_t addr)
+{
+    unsigned uses = page_uses_at(addr);
+    if (uses <= 1) return;
+    md_puts(b, "note: this address was reused: ");
+    md_putu(b, uses);
+    md_puts(b, uses == UINT8_MAX ? " or more" : "");
+    md_puts(b, " blocks have lain there since the start (oldest freed addresses are reused first, "
+               "once the quarantine or the arena is full); the block above is the last of them, "
+               "the pointer may come from an earlier one\n\n");
+}
+
 /* ---- the raw frames: module+offset from /proc/self/maps ----
  * open/read only: no libdwfl, no allocation, little stack, so it works
  * where symbolization might not. */
@@ -308,6 +330,8 @@ static void json_body(struct md_buf *b, const struct md_error_info *e)
     if (e->pc) md_json_hex(&j, "pc", e->pc);
     if (e->how) md_json_str(&j, "note", e->how);
     md_json_bool(&j, "in_heap", md_in_arena(e->addr));
+    /* as the text report's reuse note: the pointer may be older than the block */
+    if (e->pc && page_uses_at(e->addr) > 1) md_json_uint(&j, "address_reused", page_uses_at(e->addr));
     if (s) {
         uintptr_t start = s->user, end = s->user + s->size;
         md_json_open(&j, "block", '{');
@@ -495,6 +519,7 @@ static void report_body(void *arg)
         md_puts(b, " is in the memdbg heap but not in any block\n\n");
     }
 
+    if (e->pc) put_certainty(b, e->addr);   /* a fault: the pointer may be older than the block */
     put_summary(b, e, kind);
     md_report_end(b);
     md_in_runtime = saved;

@@ -102,6 +102,17 @@ run "$tmp/o" "$tmp/e" "$md" run -- sh -c 'echo out; exit 7'
 check "memdbg run: a clean program's status (7) and output pass through" eval '[ $rc = 7 ] && [ "$(cat "$tmp/o")" = out ]'
 run "$tmp/o" "$tmp/e" "$md" run --backend mprotect --options verbosity=1 -- true
 check "memdbg run --backend mprotect: the library runs that backend" eval '[ $rc = 0 ] && grep -q "memdbg: backend mprotect" "$tmp/e"'
+run "$tmp/o" "$tmp/e" "$md" run --sample 100 --options verbosity=1 -- true
+check "memdbg run --sample 100: the library guards 1 in 100 allocations" \
+	eval '[ $rc = 0 ] && grep -q "guarding 1 in 100 allocations" "$tmp/e"'
+for bad in 0 -1 abc 1099511627776; do
+	run "$tmp/o" "$tmp/e" "$md" run --sample "$bad" -- true
+	check "memdbg run --sample $bad: exit 2, names the range" \
+		eval '[ $rc = 2 ] && grep -q "sample takes a whole number from 1 to 1000000000" "$tmp/e"'
+done
+run "$tmp/o" "$tmp/e" "$md" run --options sample_rate=1099511627776 -- true
+check "sample_rate=2^40 in the options: the library refuses it, names the range" \
+	eval '[ $rc = 1 ] && grep -q "bad value .1099511627776. for option .sample_rate.: expected an integer from 1 to 1000000000" "$tmp/e"'
 run "$tmp/o" "$tmp/e" "$md" run --log "$tmp/logs" -- "$ex/uaf"
 show="$tmp/e"
 check "memdbg run --log DIR: the report goes to DIR/memdbg.PID, not stderr" \

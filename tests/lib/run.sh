@@ -398,7 +398,7 @@ t_help() {
     has '^  arena_size \(size: 16M to 16T; default 64G\): ' &&
         has '^  backend \(enum: auto, nonlinear, guard, mprotect; default auto\): ' &&
         has '^  malloc_fill_byte \(int: -1 to 255; default 0xbe\): ' &&
-        has '^  quarantine_size_mb \(int: 0 to 1073741824 MiB; default 4096\): ' &&
+        has '^  quarantine_size_mb \(int: 0 to 1073741824 MiB; default 16777216\): ' &&
         has '^  EF_ALIGNMENT: ' || return 1
     run "detect_leaks=0" "$T/t_early"   # without help=1: no list
     rc_is 0 && hasnt '^  arena_size'

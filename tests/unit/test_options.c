@@ -30,7 +30,7 @@ static void defaults(void)
     parse_with(NULL);
     UNIT_EQ_U(md_opt.backend, MD_BACKEND_AUTO, "backend");
     UNIT_EQ_U(md_opt.alignment, 2, "alignment");
-    UNIT_EQ_U(md_opt.quarantine_size, (size_t)4 << 30, "quarantine_size");
+    UNIT_EQ_U(md_opt.quarantine_size, (size_t)16 << 40, "quarantine_size");
     UNIT_EQ_U(md_opt.malloc_fill_byte, 0xbe, "malloc_fill_byte");
     UNIT_EQ_U(md_opt.max_malloc_fill_size, 4096, "max_malloc_fill_size");
     UNIT_CHECK(md_opt.free_fill_byte == -1, "free_fill_byte %d, expected -1", md_opt.free_fill_byte);
@@ -244,7 +244,7 @@ static void ef_variables(void)
     setenv("EF_PROTECT_FREE", "1", 1);
     unsetenv("EF_ALIGNMENT");
     md_options_init();
-    UNIT_EQ_U(md_opt.quarantine_size, (size_t)4 << 30, "EF_PROTECT_FREE=1 keeps the quarantine");
+    UNIT_EQ_U(md_opt.quarantine_size, (size_t)16 << 40, "EF_PROTECT_FREE=1 keeps the quarantine");
 }
 
 static void ef_bad_value(void *arg)
