@@ -179,7 +179,14 @@ void md_arena_init(void)
     md_heap.max_slots = md_heap.total_pages / 2 + 1;
     md_heap.page_slot = md_reserve((size_t)md_heap.total_pages * sizeof(uint32_t), "page map");
     md_heap.page_uses = md_reserve(md_heap.total_pages, "page reuse counts");
-    md_heap.slots = md_reserve((size_t)md_heap.max_slots * sizeof(struct md_slot), "slot table");
+    /* The frozen-block table lies after the slot table, in the same
+     * reservation: untouched (no memory) until a block is frozen, and
+     * freezing then adds no mapping of its own. */
+    size_t slot_bytes = ((size_t)md_heap.max_slots * sizeof(struct md_slot) + 15) & ~(size_t)15;
+    char *slot_room = md_reserve(slot_bytes + (size_t)md_heap.max_slots * sizeof(struct md_frozen_by),
+                                 "slot table");
+    md_heap.slots = (struct md_slot *)slot_room;
+    md_heap.frozen_room = slot_room + slot_bytes;
     md_heap.class_free = md_reserve(2 * MD_NCLASSES * sizeof(uint32_t), "class lists");
     md_heap.class_free_unguarded = md_heap.class_free + MD_NCLASSES;
     ext_max = md_heap.max_slots + 2;

@@ -75,6 +75,7 @@ struct md_heap {
      * 1, a report on it may name a later block than the pointer's */
     uint8_t *page_uses;
     struct md_slot *slots;     /* slot id -> record; id 0 unused */
+    void *frozen_room;         /* where the frozen-block table goes (frozen.c) */
     uint32_t nslots, max_slots;
     uint32_t *class_free;      /* class -> first slot kept with its pages (recycle_pages) */
     uint32_t *class_free_unguarded;   /* class -> first free unguarded slot (mprotect) */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Who froze each frozen block (memdbg_freeze): a stack depot id and a
- * thread number per slot, for the report of a write into the block.  The
- * table is reserved at the first freeze, so a program that never freezes
- * pays nothing; it is lazily backed, one page per 512 slots touched. */
+ * thread number per slot, for the report of a write into the block.  Its
+ * address space is reserved with the slot table (arena.c) and used from
+ * the first freeze on: a program that never freezes pays nothing, and
+ * freezing maps nothing new; it is lazily backed, one page per 341 slots
+ * touched. */
 
 #include "core/core.h"
 #include <errno.h>
@@ -12,9 +14,7 @@ static struct md_frozen_by *frozen_table;
 bool md_frozen_reserve(void)
 {
     MD_DCHECK(md_heap_lock_mine());
-    if (!frozen_table)
-        __atomic_store_n(&frozen_table, md_reserve((size_t)md_heap.max_slots * sizeof *frozen_table,
-                                                   "frozen blocks"), __ATOMIC_RELEASE);
+    if (!frozen_table) __atomic_store_n(&frozen_table, md_heap.frozen_room, __ATOMIC_RELEASE);
     return frozen_table != 0;
 }
 

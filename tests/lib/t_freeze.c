@@ -87,6 +87,15 @@
 // CHECK-STACK: ^Direct leak of 24 | malloc | lost_frozen | kernel_writes | main
 // CHECK: ^SUMMARY: memdbg: 24 byte\(s\) leaked in 1 allocation\(s\)\.$
 //
+// One VMA however many blocks are frozen: freezing maps nothing, the first
+// freeze included.
+// TEST: freeze: 20,000 blocks frozen and thawed, /proc/self/maps unchanged
+// REQUIRES: backend=nonlinear
+// RUN: %memdbg %t maps
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-OUT: ^maps unchanged after freezing 20000 blocks and thawing them$
+//
 // In compact mode the block's own virtual page becomes read-only; the
 // other blocks of its file page stay writable through their own pages.
 // TEST: freeze: compact mode freezes the block's own page only, also in a fork child
@@ -417,6 +426,34 @@ static long count_maps(void)
     return n;
 }
 
+static void maps_constant(void)
+{
+    enum { N = 20000 };
+    static void *blocks[N];
+    for (int i = 0; i < N; i++) {
+        blocks[i] = malloc(16 + (size_t)(i % 200));
+        if (!blocks[i]) { puts("malloc failed"); fails++; return; }
+    }
+    long before = count_maps();
+    if (memdbg_freeze_many((const void *const *)blocks, N) != 0) {
+        printf("freeze_many: %s\n", strerror(errno));
+        fails++;
+        return;
+    }
+    long frozen = count_maps();
+    if (memdbg_thaw_many((const void *const *)blocks, N) != 0) {
+        printf("thaw_many: %s\n", strerror(errno));
+        fails++;
+        return;
+    }
+    long thawed = count_maps();
+    if (before == frozen && frozen == thawed)
+        printf("maps unchanged after freezing %d blocks and thawing them\n", N);
+    else
+        printf("maps lines %ld, frozen %ld, thawed %ld\n", before, frozen, thawed);
+    for (int i = 0; i < N; i++) free(blocks[i]);
+}
+
 static void limit(void)
 {
     FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
@@ -501,6 +538,8 @@ int main(int argc, char **argv)
         compact();
     } else if (!strcmp(mode, "limit")) {
         limit();
+    } else if (!strcmp(mode, "maps")) {
+        maps_constant();
     } else if (!strcmp(mode, "nosys")) {
         nosys();
     } else {
