@@ -9,6 +9,7 @@
  * executed, report their leaks but keep their own exit status. */
 #include "lifecycle/lifecycle.h"
 #include <dlfcn.h>
+#include <elf.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,10 @@
  * top one): with child_leak_exitcode=0 its leaks leave its exit status
  * alone. */
 static bool descendant;
+
+/* This library's file name, for the LD_PRELOAD a program executes with. */
+static const char *lib_name;
+static size_t lib_name_len;
 
 static const char *base_name(const char *p, size_t n, size_t *len)
 {
@@ -134,6 +139,8 @@ void md_children_init(void)
     if (!dladdr((void *)md_children_init, &info) || !info.dli_fname) return;
     size_t me_len;
     const char *me = base_name(info.dli_fname, md_strlen(info.dli_fname), &me_len);
+    lib_name = me;
+    lib_name_len = me_len;
     if (!md_opt.follow_children) leave_ld_preload(me, me_len);
     /* only then is the answer needed: a read of the parent's maps per exec */
     if (!md_opt.child_leak_exitcode) descendant = parent_runs_memdbg(info.dli_fname, me, me_len);
@@ -147,4 +154,78 @@ void md_children_fork_child(void)
 bool md_leaks_set_exitcode(void)
 {
     return md_opt.child_leak_exitcode || !descendant;
+}
+
+/* ---- programs the loader will not load memdbg into ----
+ * A statically linked program has no loader to read LD_PRELOAD, and the
+ * loader ignores it for a setuid or setgid program that raises
+ * privileges: either runs unchecked although the user asked for memdbg.
+ * execve (preload/exec.c) says so before the call.  It may run in a vfork
+ * child, sharing the parent's memory: no allocation, no stdio. */
+
+/* An ELF program without PT_INTERP: no loader, so no LD_PRELOAD. */
+static bool elf_without_loader(int fd)
+{
+    Elf64_Ehdr eh;
+    if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr) ||
+        (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
+        return false;
+    Elf64_Phdr ph[64];
+    unsigned n = eh.e_phnum < 64 ? eh.e_phnum : 64;
+    ssize_t want = (ssize_t)(n * sizeof *ph);
+    if (n == 0 || pread(fd, ph, (size_t)want, (off_t)eh.e_phoff) != want) return false;
+    for (unsigned i = 0; i < n; i++)
+        if (ph[i].p_type == PT_INTERP) return false;
+    return true;
+}
+
+/* Why path will run without memdbg, as the end of a warning (NULL: it
+ * will not, or it cannot be read). */
+static const char *unchecked_reason(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    const char *why = 0;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        (((st.st_mode & S_ISUID) && st.st_uid != geteuid()) || ((st.st_mode & S_ISGID) && st.st_gid != getegid())))
+        why = " is setuid or setgid: the loader ignores LD_PRELOAD for it, so it runs without memdbg\n";
+    else if (elf_without_loader(fd))
+        why = " is statically linked: LD_PRELOAD cannot load memdbg into it, so it runs without memdbg\n";
+    close(fd);
+    return why;
+}
+
+/* The environment asks for this library in LD_PRELOAD. */
+static bool env_preloads_me(char *const envp[])
+{
+    for (size_t i = 0; envp && envp[i]; i++) {
+        const char *v = envp[i];
+        if (strncmp(v, "LD_PRELOAD=", 11) != 0) continue;
+        v += 11;
+        const char *end = v + md_strlen(v);
+        while (v < end) {
+            while (v < end && (*v == ':' || *v == ' ' || *v == '\t')) v++;
+            const char *e = v;
+            while (v < end && *v != ':' && *v != ' ' && *v != '\t') v++;
+            size_t bl;
+            const char *b = base_name(e, (size_t)(v - e), &bl);
+            if (bl && bl == lib_name_len && !memcmp(b, lib_name, bl)) return true;
+        }
+    }
+    return false;
+}
+
+void md_children_exec_check(const char *path, char *const envp[])
+{
+    if (!lib_name_len || !path || !env_preloads_me(envp)) return;
+    const char *why = unchecked_reason(path);
+    if (!why) return;
+    char mem[512];
+    struct md_buf b;
+    md_warn_begin(&b, mem, sizeof mem);
+    md_puts(&b, path);
+    md_puts(&b, why);
+    md_warn_end(&b);
 }

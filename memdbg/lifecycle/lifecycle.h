@@ -12,6 +12,9 @@ void md_fork_set_caches_child(void (*fn)(bool may_lock)) MEMDBG_HIDDEN;
 
 /* follow_children=0: libmemdbg leaves LD_PRELOAD at start (children.c). */
 void md_children_init(void) MEMDBG_HIDDEN;
+/* Before execve(path, ..., envp): warns when envp preloads memdbg but the
+ * program will run without it (statically linked, setuid). */
+void md_children_exec_check(const char *path, char *const envp[]) MEMDBG_HIDDEN;
 void md_children_fork_child(void) MEMDBG_HIDDEN;   /* this process is a fork child */
 /* Whether leaks found here make the exit status exitcode: always, but with
  * child_leak_exitcode=0 only in the top process. */

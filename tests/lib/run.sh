@@ -271,6 +271,16 @@ t_run_static_warning() {   # memdbg run says when LD_PRELOAD cannot work (a stat
     ( timeout "$TEST_TIMEOUT" "$MEMDBG" run -- /bin/true >"$OUT" 2>"$ERR" </dev/null ); RC=$?
     rc_is 0 && hasnt warning
 }
+t_exec_static_warning() {   # the library names an exec'd program it cannot follow (static), once
+    run "detect_leaks=0" bash -c '/sbin/ldconfig --version >/dev/null; /bin/true; echo ran'
+    rc_is 0 && out_has '^ran$' || return 1
+    [ "$(grep -c '^==[0-9]*==WARNING: memdbg: /sbin/ldconfig is statically linked: LD_PRELOAD cannot load memdbg into it' "$ERR")" = 1 ] ||
+        { fail "no one-line warning for the static child"; return 1; }
+    hasnt 'true is statically' || return 1
+    # not following children: nothing to warn about
+    run "detect_leaks=0:follow_children=0" bash -c '/sbin/ldconfig --version >/dev/null'
+    rc_is 0 && hasnt WARNING
+}
 # gdb: `break memdbg_break` stops before every report, with the program's
 # frames in the backtrace (a fault's and a double free's).
 gdb_break() {   # gdb_break PROGRAM ARGS...: batch gdb run to the first memdbg_break
@@ -936,6 +946,9 @@ else tap "gdb: break memdbg_break stops before the report" t_gdb_break "gdb not 
 if ldd /sbin/ldconfig 2>&1 | grep -q 'statically linked'; then
     tap "memdbg run warns once for a statically linked program" t_run_static_warning
 else tap "memdbg run warns once for a statically linked program" t_run_static_warning "no static /sbin/ldconfig"; fi
+if ldd /sbin/ldconfig 2>&1 | grep -q 'statically linked' && need bash; then
+    tap "the library warns when it execs a statically linked program" t_exec_static_warning
+else tap "the library warns when it execs a statically linked program" t_exec_static_warning "no static /sbin/ldconfig"; fi
 tap "cores leave the heap's unused reservation out, keep live blocks" t_core_small "$core_skip"
 tap "realloc of page-sized blocks moves pages (nonlinear) or copies (others)" t_realloc_pages_move
 # ------------------------------------------ leak scan roots, suppressions, LSan interface
