@@ -223,6 +223,31 @@ t_core_small() {
         rm -f "$CORE"
     done
 }
+# Through a core_pattern pipe (systemd-coredump, apport) the core is a
+# stream of every byte, holes included: what memdbg leaves out must be out
+# of the stream, not only sparse in a file.  Root in a guest only: the
+# pattern is the whole system's.
+t_core_pipe() {
+    local d="$WORK/corepipe" saved plain md mode
+    rm -rf "$d" && mkdir -p "$d" || return 1
+    saved=$(cat /proc/sys/kernel/core_pattern)
+    echo "|/bin/sh -c cat>$d/core.%p" > /proc/sys/kernel/core_pattern || { fail "cannot set core_pattern"; return 1; }
+    ( cd "$d" && ulimit -c unlimited && "$T/t_core" segv >/dev/null 2>&1 )
+    sleep 1
+    plain=$(cat "$d"/core.* 2>/dev/null | wc -c); rm -f "$d"/core.*
+    for mode in segv abort; do
+        ( cd "$d" && ulimit -c unlimited && run "abort_on_error=1" "$T/t_core" $mode )
+        sleep 1
+        md=$(cat "$d"/core.* 2>/dev/null | wc -c)
+        grep -qa 'memdbg-core-live-marker' "$d"/core.* 2>/dev/null || { md=-1; }
+        rm -f "$d"/core.*
+        echo "#   core through a pipe, $mode: $md bytes under memdbg, $plain bytes plain"
+        [ "$md" -gt 0 ] || { echo "$saved" > /proc/sys/kernel/core_pattern; fail "$mode: no core with the live block through the pipe"; return 1; }
+        [ "$md" -le $(( plain * 8 + (32 << 20) )) ] ||
+            { echo "$saved" > /proc/sys/kernel/core_pattern; fail "$mode: core of $md bytes, plain $plain"; return 1; }
+    done
+    echo "$saved" > /proc/sys/kernel/core_pattern
+}
 # memdbg run checks the program it runs, not the programs that one
 # executes (unless --follow-children=yes): a set -e script whose tools
 # leak (t_leak, sort) finishes.
@@ -950,6 +975,10 @@ if ldd /sbin/ldconfig 2>&1 | grep -q 'statically linked' && need bash; then
     tap "the library warns when it execs a statically linked program" t_exec_static_warning
 else tap "the library warns when it execs a statically linked program" t_exec_static_warning "no static /sbin/ldconfig"; fi
 tap "cores leave the heap's unused reservation out, keep live blocks" t_core_small "$core_skip"
+if [ "${MEMDBG_GUEST:-}" = 1 ] && [ -w /proc/sys/kernel/core_pattern ]; then
+    tap "a core through a core_pattern pipe keeps the live block, within 8x plain + 32 MiB" t_core_pipe
+else tap "a core through a core_pattern pipe keeps the live block, within 8x plain + 32 MiB" t_core_pipe \
+    "guest only (sets kernel.core_pattern)"; fi
 tap "realloc of page-sized blocks moves pages (nonlinear) or copies (others)" t_realloc_pages_move
 # ------------------------------------------ leak scan roots, suppressions, LSan interface
 # Roots are the loaded objects' writable segments, thread stacks, TLS and
