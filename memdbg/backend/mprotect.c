@@ -23,18 +23,6 @@ static int mprotect_probe(char *why, size_t whylen)
     return 0;
 }
 
-static long read_max_map_count(void)
-{
-    int fd = open("/proc/sys/vm/max_map_count", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 65530;
-    char buf[32];
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    long v = 0;
-    for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++) v = v * 10 + (buf[i] - '0');
-    return v > 0 ? v : 65530;
-}
-
 static int mprotect_map_arena(void)
 {
     /* The VMA gets its anon_vma before the first split, so that every
@@ -47,7 +35,7 @@ static int mprotect_map_arena(void)
     if (p == MAP_FAILED) return -1;
     *(volatile char *)p = 0;
     if (madvise(p, MD_PAGE, MADV_DONTNEED) != 0 || mprotect(p, md_heap.size, PROT_NONE) != 0) return -1;
-    md_heap.max_map_count = read_max_map_count();
+    md_heap.max_map_count = md_max_map_count();
     md_heap.vma_estimate = md_count_vmas(0, 0) + 16;
     return 0;
 }

@@ -34,18 +34,6 @@
 static bool budget_warned;
 static long counted_at;   /* vma_estimate when /proc/self/maps was last counted */
 
-static long read_max_map_count(void)
-{
-    int fd = open("/proc/sys/vm/max_map_count", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 65530;
-    char buf[32];
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    long v = 0;
-    for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++) v = v * 10 + (buf[i] - '0');
-    return v > 0 ? v : 65530;
-}
-
 static void warn_budget(void)
 {
     char mem[640];
@@ -68,7 +56,7 @@ static void warn_budget(void)
  * VMAs of growth), since the program's own mappings come and go. */
 static bool budget_allows(long add)
 {
-    if (!md_heap.max_map_count) md_heap.max_map_count = read_max_map_count();
+    if (!md_heap.max_map_count) md_heap.max_map_count = md_max_map_count();
     if (!md_heap.vma_estimate) {
         md_heap.vma_estimate = md_count_vmas(0, 0);
         counted_at = md_heap.vma_estimate;

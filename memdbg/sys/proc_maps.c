@@ -40,3 +40,17 @@ int md_count_vmas(uintptr_t start, uintptr_t end)
     close(fd);
     return count;
 }
+
+/* vm.max_map_count, the most VMAs a process may have (65530 when it
+ * cannot be read). */
+long md_max_map_count(void)
+{
+    int fd = open("/proc/sys/vm/max_map_count", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 65530;
+    char buf[32];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    long v = 0;
+    for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++) v = v * 10 + (buf[i] - '0');
+    return v > 0 ? v : 65530;
+}

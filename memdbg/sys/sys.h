@@ -9,6 +9,7 @@
 /* ---- descriptors (fd.c), /proc/self/maps (proc_maps.c) ---- */
 /* VMAs of /proc/self/maps overlapping [start, end), or all if both are 0. */
 int md_count_vmas(uintptr_t start, uintptr_t end) MEMDBG_HIDDEN;
+long md_max_map_count(void) MEMDBG_HIDDEN;   /* vm.max_map_count */
 int md_memfd(const char *name) MEMDBG_HIDDEN;   /* at a high number, close-on-exec */
 void md_fd_identity(int fd, uint64_t *dev, uint64_t *ino) MEMDBG_HIDDEN;
 bool md_fd_is(int fd, uint64_t dev, uint64_t ino) MEMDBG_HIDDEN; /* still that file? */
