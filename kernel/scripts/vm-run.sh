@@ -120,8 +120,17 @@ for name in $pass_env; do
 	[[ $name =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || die "--env: '$name' is not a variable name"
 	[ -n "${!name+set}" ] && printf 'export %s=%q\n' "$name" "${!name}" >>"$share/env"
 done
-# Keep the last 30 runs' logs.
-ls -1dt "$build/vm/runs"/*/ 2>/dev/null | tail -n +31 | xargs -r rm -rf
+# Keep the last 30 runs' logs, but never the directory of a run that is
+# still going: make check boots one guest beside the others, and a long
+# run would otherwise lose its share directory to a burst of short ones.
+echo $$ >"$rundir/pid"
+ls -1dt "$build/vm/runs"/*/ 2>/dev/null | tail -n +31 | while read -r old; do
+	pid=$(cat "$old/pid" 2>/dev/null) || pid=
+	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+		continue
+	fi
+	rm -rf "$old"
+done
 
 # qemu's command line, for a run whose files are in $1 (share) and $2 (log).
 # no_timer_check: under TCG on a busy host the boot-time check that the
