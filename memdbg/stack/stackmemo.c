@@ -228,6 +228,16 @@ static uintptr_t stack_hi(void)
     return tls_stack_hi;
 }
 
+bool md_on_this_stack(const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    if (a < (uintptr_t)__builtin_frame_address(0)) return false;   /* not in a live frame */
+    md_in_runtime++;   /* pthread_getattr_np allocates: from the internal pool */
+    uintptr_t hi = stack_hi();
+    md_in_runtime--;
+    return a < hi;
+}
+
 /* fast_unwind_on_malloc: the program's frames by their frame pointers, as
  * ASan's fast unwinder does: the walk stops at the first saved RBP that is
  * not above the previous one, inside this thread's stack and 8-aligned.
