@@ -105,7 +105,7 @@ measure() { # machine
 plot() {
 	command -v gnuplot >/dev/null || { echo "bench-sample: no gnuplot: no PNG" >&2; return 0; }
 	local f data=() m
-	for m in host guest; do [ -s "$out/sample-$m.txt" ] && data+=("$m"); done
+	for m in host guest; do grep -q "^pool " "$out/sample-$m.txt" 2>/dev/null && data+=("$m"); done
 	[ ${#data[@]} -gt 0 ] || return 0
 	local cmd="set terminal pngcairo size 1200,480 font 'DejaVu Sans,9'; set output '$out/sample-pool.png'; set key top left; set grid;
 	 set logscale xy; set xlabel 'live guarded blocks (32 bytes each)'; set multiplot layout 1,2 title 'Pool of guarded blocks: memdbg against GWP-ASan';"

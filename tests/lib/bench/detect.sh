@@ -81,8 +81,9 @@ for tool in $tools; do
 		t0=$(date +%s.%N)
 		for ((k = 0; k < runs; k++)); do
 			env "${env[@]}" "$corpus" "$c" "$attempts" "$size" "$g" >/dev/null 2>"$err" </dev/null
-			read -r d a < <(judge "$tool" "$err")
-			detected=$((detected + d)) attributed=$((attributed + a))
+			# no process substitution: the guest has no /dev/fd
+			set -- $(judge "$tool" "$err")
+			detected=$((detected + $1)) attributed=$((attributed + $2))
 		done
 		t1=$(date +%s.%N)
 		printf '%s %s %d %d %d %.1f\n' "$tool" "$c" "$runs" "$detected" "$attributed" "$(echo "$t1 - $t0" | bc)"
