@@ -345,16 +345,18 @@ markdown() { # datfile
 		ps[w, t] = v("peak_pss_kb"); if (ps[w, t] + 0 <= 0) ps[w, t] = "-"; if (ps[w, t] != "-") anypss = 1
 	}
 	END {
-		printf "| workload (size) | plain: CPU / wall s |"; for (j = 1; j <= nt; j++) if (ts[j] != "plain") printf " %s |", ts[j]; print ""
-		printf "| --- | --- |"; for (j = 2; j <= nt; j++) printf " --- |"; print ""
+		printf "| workload (size) | plain: CPU / wall s |"; for (j = 1; j <= nt; j++) if (ts[j] != "plain" && ts[j] != "plain-vg") printf " %s |", ts[j]; print ""
+		printf "| --- | --- |"; for (j = 1; j <= nt; j++) if (ts[j] != "plain" && ts[j] != "plain-vg") printf " --- |"; print ""
 		for (i = 1; i <= nw; i++) {
 			w = ws[i]
 			printf "| %s (%s) | %s / %s |", w, size[w], c[w, "plain"], wl[w, "plain"]
 			for (j = 1; j <= nt; j++) {
-				t = ts[j]; if (t == "plain") continue
+				t = ts[j]; if (t == "plain" || t == "plain-vg") continue
+				# valgrind on a reduced workload: against plain-vg, the plain run of that size
+				b = (t == "valgrind" && o[w, "plain-vg"] != "") ? "plain-vg" : "plain"
 				if (o[w, t] == "") printf " not run |"
-				else if (o[w, t] == "ok") printf " %sx / %sx |", r(c[w, t], c[w, "plain"]), r(wl[w, t], wl[w, "plain"])
-				else if (o[w, t] == "timeout") printf " timeout at %.0f s: >%sx / >%sx |", wl[w, t], r(c[w, t], c[w, "plain"]), r(wl[w, t], wl[w, "plain"])
+				else if (o[w, t] == "ok") printf " %sx / %sx |", r(c[w, t], c[w, b]), r(wl[w, t], wl[w, b])
+				else if (o[w, t] == "timeout") printf " timeout at %.0f s: >%sx / >%sx |", wl[w, t], r(c[w, t], c[w, b]), r(wl[w, t], wl[w, b])
 				else printf " %s |", short(o[w, t])
 			}
 			print ""
