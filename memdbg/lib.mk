@@ -102,7 +102,8 @@ $(BUILD)/tests/lib/example_%: examples/%.c
 	$(CC) $(MD_TEST_CFLAGS) $< -o $@ -lpthread
 
 lib-bench: lib $(BUILD)/tests/lib/bench $(BUILD)/tests/lib/bench_fork $(BUILD)/tests/lib/fork_pages \
-           $(BUILD)/tests/lib/page_cycle $(BUILD)/tests/lib/uaf_window
+           $(BUILD)/tests/lib/page_cycle $(BUILD)/tests/lib/uaf_window $(BUILD)/tests/lib/sample_pool \
+           $(BUILD)/tests/lib/bug_corpus
 
 # the fork latency test compares the two
 lib-tests: $(BUILD)/tests/lib/bench_fork $(BUILD)/tests/lib/fork_pages
@@ -112,6 +113,14 @@ $(BUILD)/tests/lib/bench: tests/lib/bench/bench.c
 	$(CC) -std=gnu11 -O2 -g -Wall $< -o $@
 
 $(BUILD)/tests/lib/uaf_window: tests/lib/bench/uaf_window.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@
+
+$(BUILD)/tests/lib/bug_corpus: tests/lib/bench/bug_corpus.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@
+
+$(BUILD)/tests/lib/sample_pool: tests/lib/bench/sample_pool.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@
 

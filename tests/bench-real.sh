@@ -11,19 +11,25 @@
 #   tests/bench-real.sh [--build DIR] [--out DIR] [--host-only | --guest-only]
 #                       [--only W1,W2] [--tools T1,T2] [--scale N] [--guest-scale N]
 #                       [--timeout S] [--guest-timeout S] [--guest-mem MIB]
-#                       [--kernel IMAGE] [--dry-run] [--plot-only] [--markdown]
+#                       [--valgrind-scale N] [--kernel IMAGE] [--dry-run]
+#                       [--plot-only] [--markdown]
 #
 #   workloads (--only):  perl-hash python-objs cxx-map gcc-O2 sqlite-insert
 #                        bash-assoc git-log
 #   tools (--tools):     plain memdbg-guard memdbg-mprotect memdbg-nonlinear
-#                        memdbg-compact memdbg-s5000 memdbg-s100 gwp-5000
-#                        gwp-100 valgrind efence duma (memdbg backends the
-#                        kernel lacks are left out; memdbg-compact is
-#                        nonlinear with compact=1, whose memory shows in
-#                        Pss, not RSS; memdbg-sN is sample_rate=N on the
-#                        first usable backend; gwp-N is LLVM's Scudo with
-#                        GWP-ASan sampling 1 in N, from libclang-rt-19-dev)
+#                        memdbg-compact memdbg-s5000 memdbg-s100 memdbg-s1
+#                        gwp-5000 gwp-100 valgrind efence duma (memdbg
+#                        backends the kernel lacks are left out;
+#                        memdbg-compact is nonlinear with compact=1, whose
+#                        memory shows in Pss, not RSS; memdbg-sN is
+#                        sample_rate=N on nonlinear with compact=1 where
+#                        the kernel has it, else on the first usable
+#                        backend; gwp-N is LLVM's Scudo with GWP-ASan
+#                        sampling 1 in N, from libclang-rt-19-dev)
 #   --scale N            divide every workload's size by N (host: 1)
+#   --valgrind-scale N   valgrind runs the workload divided by N more
+#                        (default 4), and a plain run of that reduced size
+#                        (tool plain-vg) is its baseline for the ratios
 #   --guest-scale N      the same in the patched TCG guest (default 5:
 #                        TCG runs 5-10x slower than the host)
 #   --kernel IMAGE       the guest's kernel (default: patched, see vm-run.sh)
@@ -50,6 +56,7 @@ only=
 tools=
 scale=1
 guest_scale=5
+vg_scale=4
 timeout=120
 guest_timeout=240
 guest_mem=${BENCH_GUEST_MEM:-6144}
@@ -65,6 +72,7 @@ while [ $# -gt 0 ]; do
 	--tools) tools=$2; shift 2 ;;
 	--scale) scale=$2; shift 2 ;;
 	--guest-scale) guest_scale=$2; shift 2 ;;
+	--valgrind-scale) vg_scale=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--guest-timeout) guest_timeout=$2; shift 2 ;;
 	--guest-mem) guest_mem=$2; shift 2 ;;
@@ -85,7 +93,7 @@ runner=$build_abs/tests/bench/bench-run
 cxx_map=$build_abs/tests/bench/cxx_map
 
 all_workloads="perl-hash python-objs cxx-map gcc-O2 sqlite-insert bash-assoc git-log"
-all_tools="plain memdbg-guard memdbg-mprotect memdbg-nonlinear memdbg-compact memdbg-s5000 memdbg-s100 gwp-5000 gwp-100 valgrind efence duma"
+all_tools="plain memdbg-guard memdbg-mprotect memdbg-nonlinear memdbg-compact memdbg-s5000 memdbg-s100 memdbg-s1 gwp-5000 gwp-100 valgrind efence duma"
 for w in ${only//,/ }; do
 	case " $all_workloads " in *" $w "*) ;; *) echo "$0: --only: unknown workload '$w' ($all_workloads)" >&2; exit 2 ;; esac
 done
@@ -178,12 +186,20 @@ EOF
 	esac
 }
 
+# The backend of the sampled tools: nonlinear with compact mode (sampled
+# small blocks share physical pages) where this kernel has it, else the
+# first usable one.
+sample_backend() {
+	LD_PRELOAD=$lib MEMDBG_OPTIONS=backend=nonlinear:compact=1:detect_leaks=0 /bin/true 2>/dev/null &&
+		echo ":backend=nonlinear:compact=1"
+}
+
 # MEMDBG_OPTIONS of a memdbg tool: its backend, and compact mode for
 # memdbg-compact.
 memdbg_options() { # tool
 	case $1 in
 	memdbg-compact) echo "backend=nonlinear:compact=1" ;;
-	memdbg-s*) echo "sample_rate=${1#memdbg-s}" ;;
+	memdbg-s*) echo "sample_rate=${1#memdbg-s}$sampled_on" ;;
 	*) echo "backend=${1#memdbg-}" ;;
 	esac
 }
@@ -193,6 +209,7 @@ prefix_of() { # tool
 	case $1 in
 	plain) echo env ;;
 	memdbg-*) echo env LD_PRELOAD="$lib" MEMDBG_OPTIONS="$(memdbg_options "$1"):detect_leaks=0" ;;
+	plain-vg) echo env ;;
 	valgrind) echo valgrind -q --tool=memcheck --leak-check=no --trace-children=yes --log-file="$work/valgrind.%p.log" ;;
 	efence) echo env EF_ALLOW_MALLOC_0=1 LD_PRELOAD="$efence" ;;
 	duma) echo env DUMA_DISABLE_BANNER=1 LD_PRELOAD="$duma" ;;
@@ -246,15 +263,19 @@ measure() { # machine scale timeout
 	efence=$(ls /usr/lib/libefence.so* /usr/lib/*/libefence.so* 2>/dev/null | head -n 1)
 	duma=$(ls /usr/lib/libduma.so* /usr/lib/*/libduma.so* 2>/dev/null | head -n 1)
 	scudo=$(ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.scudo_standalone-x86_64.so 2>/dev/null | sort -V | tail -n 1)
+	sampled_on=$(sample_backend)
 	list=$(tools_here)
+	# valgrind on a reduced workload, after a plain run of that size
+	[ "$vg_scale" -gt 1 ] && list=${list/ valgrind/ plain-vg valgrind}
 	total=$(( $(echo $workloads | wc -w) * $(echo $list | wc -w) ))
 	echo "bench-real: $machine ($(uname -r)), scale 1/$sc, tools:$list, $total runs, timeout ${tmo}s each" >&2
 	work=$(mktemp -d "${TMPDIR:-/tmp}/bench-real.XXXXXX")
 	for w in $workloads; do
-		n=$(size_of "$w" "$sc")
-		[ "$dry" = 1 ] || prepare "$w" "$n"
-		cmd=$(command_of "$w" "$n")
 		for t in $list; do
+			n=$(size_of "$w" "$sc")
+			case $t in valgrind | plain-vg) n=$(size_of "$w" $((sc * vg_scale))) ;; esac
+			[ "$dry" = 1 ] || prepare "$w" "$n"
+			cmd=$(command_of "$w" "$n")
 			i=$((i + 1))
 			if [ "$dry" = 1 ]; then
 				echo "[$i/$total] $w $t: $(prefix_of "$t") $cmd"
@@ -292,17 +313,20 @@ table() { # datfile -> text table with ratios to the plain run
 	/^#/ { print; next }
 	/^machine=/ {
 		w = v("workload"); t = v("tool")
-		if (t == "plain") { pc[w] = v("cpu_s"); pw[w] = v("wall_s"); pr[w] = v("maxrss_kb"); pp[w] = v("peak_pss_kb") }
+		# valgrind on a reduced workload compares with plain-vg, the plain run of that size
+		b = (t == "plain-vg" || (t == "valgrind" && (w SUBSEP "vg") in pc)) ? w SUBSEP "vg" : w
+		if (t == "plain" || t == "plain-vg") { pc[b] = v("cpu_s"); pw[b] = v("wall_s"); pr[b] = v("maxrss_kb"); pp[b] = v("peak_pss_kb") }
 		ok = v("outcome") == "ok"
 		cpu = v("cpu_s"); wall = v("wall_s"); rss = v("maxrss_kb"); pss = v("peak_pss_kb")
 		o = v("outcome"); gsub(/_/, " ", o)
 		# a run killed at the timeout had used that much: a lower bound
 		lb = v("outcome") == "timeout" ? ">" : ""
-		if (w != lastw) { printf "%-14s %-7s\n", w, "(" v("size") ")"; lastw = w }
+		if (w != lastw) { printf "%-14s %-7s\n", w, "(" v("size") ")"; lastw = w; size = v("size") }
+		if (v("size") != size) t = t " (" v("size") ")"
 		printf "  %-17s %-30s %8s %8s %9s %9s %10s %8s %8s %8s %8s\n", t, o, cpu, wall,
-			ok || lb ? lb ratio(cpu, pc[w]) : "-", ok || lb ? lb ratio(wall, pw[w]) : "-",
-			rss == "-" ? "-" : sprintf("%.0f", rss / 1024), ok ? ratio(rss, pr[w]) : "-",
-			pss == "-" || pss < 0 ? "-" : sprintf("%.0f", pss / 1024), ok ? ratio(pss, pp[w]) : "-", v("peak_maps")
+			ok || lb ? lb ratio(cpu, pc[b]) : "-", ok || lb ? lb ratio(wall, pw[b]) : "-",
+			rss == "-" ? "-" : sprintf("%.0f", rss / 1024), ok ? ratio(rss, pr[b]) : "-",
+			pss == "-" || pss < 0 ? "-" : sprintf("%.0f", pss / 1024), ok ? ratio(pss, pp[b]) : "-", v("peak_maps")
 	}' "$1"
 }
 
@@ -321,16 +345,18 @@ markdown() { # datfile
 		ps[w, t] = v("peak_pss_kb"); if (ps[w, t] + 0 <= 0) ps[w, t] = "-"; if (ps[w, t] != "-") anypss = 1
 	}
 	END {
-		printf "| workload (size) | plain: CPU / wall s |"; for (j = 1; j <= nt; j++) if (ts[j] != "plain") printf " %s |", ts[j]; print ""
-		printf "| --- | --- |"; for (j = 2; j <= nt; j++) printf " --- |"; print ""
+		printf "| workload (size) | plain: CPU / wall s |"; for (j = 1; j <= nt; j++) if (ts[j] != "plain" && ts[j] != "plain-vg") printf " %s |", ts[j]; print ""
+		printf "| --- | --- |"; for (j = 1; j <= nt; j++) if (ts[j] != "plain" && ts[j] != "plain-vg") printf " --- |"; print ""
 		for (i = 1; i <= nw; i++) {
 			w = ws[i]
 			printf "| %s (%s) | %s / %s |", w, size[w], c[w, "plain"], wl[w, "plain"]
 			for (j = 1; j <= nt; j++) {
-				t = ts[j]; if (t == "plain") continue
+				t = ts[j]; if (t == "plain" || t == "plain-vg") continue
+				# valgrind on a reduced workload: against plain-vg, the plain run of that size
+				b = (t == "valgrind" && o[w, "plain-vg"] != "") ? "plain-vg" : "plain"
 				if (o[w, t] == "") printf " not run |"
-				else if (o[w, t] == "ok") printf " %sx / %sx |", r(c[w, t], c[w, "plain"]), r(wl[w, t], wl[w, "plain"])
-				else if (o[w, t] == "timeout") printf " timeout at %.0f s: >%sx / >%sx |", wl[w, t], r(c[w, t], c[w, "plain"]), r(wl[w, t], wl[w, "plain"])
+				else if (o[w, t] == "ok") printf " %sx / %sx |", r(c[w, t], c[w, b]), r(wl[w, t], wl[w, b])
+				else if (o[w, t] == "timeout") printf " timeout at %.0f s: >%sx / >%sx |", wl[w, t], r(c[w, t], c[w, b]), r(wl[w, t], wl[w, b])
 				else printf " %s |", short(o[w, t])
 			}
 			print ""
@@ -405,10 +431,12 @@ plot() {
 					for (j = 1; j <= nt; j++) {
 						if (ts[j] == "plain") continue
 						x = val[w, ts[j]]
+						# valgrind on a reduced workload: against the plain run of that size
+						base = (ts[j] == "valgrind" && (w SUBSEP "plain-vg") in val) ? "plain-vg" : "plain"
 						# memory: Pss against Pss where both were sampled (compact mode shows only there)
-						if (what == "rss" && pss[w, ts[j]] != "?" && pss[w, ts[j]] != "" && pss[w, "plain"] != "?" && pss[w, "plain"] != "") {
-							x = pss[w, ts[j]]; p = pss[w, "plain"]
-						} else p = val[w, "plain"]
+						if (what == "rss" && pss[w, ts[j]] != "?" && pss[w, ts[j]] != "" && pss[w, base] != "?" && pss[w, base] != "") {
+							x = pss[w, ts[j]]; p = pss[w, base]
+						} else p = val[w, base]
 						printf " %s", (x != "?" && x != "" && p != "?" && p + 0 > 0) ? sprintf("%.2f", x / p) : "?"
 					}
 					print ""
@@ -480,7 +508,7 @@ if [ "$where" != guest ]; then
 	sed -i "1s/\$/, $(cut -d' ' -f1-3 /proc/loadavg) at the end/" "$dat" 2>/dev/null
 fi
 if [ "$where" != host ]; then
-	gargs="--inside guest --scale $guest_scale --timeout $guest_timeout --build $build"
+	gargs="--inside guest --scale $guest_scale --valgrind-scale $vg_scale --timeout $guest_timeout --build $build"
 	[ -n "$only" ] && gargs+=" --only $only"
 	[ -n "$tools" ] && gargs+=" --tools ${tools// /,}"
 	[ "$dry" = 1 ] && gargs+=" --dry-run"

@@ -10,6 +10,11 @@
 #           gcc, sqlite3, bash and git plain and under memdbg, valgrind,
 #           Electric Fence and DUMA, on the host and in the patched guest
 #           (tables build/bench/real-{host,guest}.txt, real-{cpu,rss}.png);
+#   sample: tests/bench-sample.sh: sampled guarding against GWP-ASan: the
+#           pool of guarded blocks (host, and a million blocks on the
+#           patched guest's nonlinear backend), the bug corpus's detection
+#           and a use-after-free 10 million allocations after its free
+#           (build/bench/sample-{host,guest}.txt, sample-pool.png);
 #   plots:  tests/bench-plots.sh draws build/bench/{vmas,malloc,remap}.png
 #           with gnuplot from those tables and from memdbg compare runs of
 #           examples/live_blocks (host and patched guest); each PNG names
@@ -38,6 +43,7 @@ part lib-guest kernel/scripts/vm-run.sh --kernel patched --append no_timer_check
 	--mem "${BENCH_GUEST_MEM:-6144}" --env BENCH_HOST_LOAD -- tests/lib/bench.sh --build "$build" --rounds 5
 part lib-host tests/lib/bench.sh --build "$build"
 part real tests/bench-real.sh --build "$build" --out "$build/bench"
+part sample tests/bench-sample.sh --build "$build" --out "$build/bench"
 part plots tests/bench-plots.sh --build "$build" --out "$build/bench"
 echo "bench: figures kept in $build/bench/ (tables *.txt, plots *.png; docs/benchmarks.md shows committed ones)"
 exit $status

@@ -335,7 +335,10 @@ static void block_guard_locked(uint32_t id)
 void md_free(void *p, int dealloc)
 {
     if (!p || md_is_internal(p)) return;
-    if (md_libc_owns(p)) {   /* an unsampled block: glibc's, whatever memdbg is doing */
+    /* an unsampled block: glibc's, whatever memdbg is doing; a local
+     * variable is no block of either heap, and glibc would crash on its
+     * made-up header, so it goes on to the report of a bad free */
+    if (md_libc_owns(p) && !md_on_this_stack(p)) {
         md_libc_free(p);
         return;
     }

@@ -26,6 +26,9 @@ struct md_stack {
 void md_stack_capture(struct md_stack *st, int max) MEMDBG_HIDDEN;
 uint32_t md_stack_id(struct md_stack *st) MEMDBG_HIDDEN;   /* with the heap lock */
 int md_unwind_recording(struct md_stack *st, int max) MEMDBG_HIDDEN;
+/* Whether p lies in a live frame of this thread's stack (between its
+ * stack pointer and the top): a local variable, never a heap block. */
+bool md_on_this_stack(const void *p) MEMDBG_HIDDEN;
 int md_capture_stack(uintptr_t *frames, int max) MEMDBG_HIDDEN;
 int md_capture_stack_from_ucontext(void *uc, uintptr_t *frames, int max) MEMDBG_HIDDEN;
 /* Around every libunwind call (unwind_fds.c): false when libunwind must not

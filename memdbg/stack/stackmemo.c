@@ -210,7 +210,7 @@ static bool find_program_frame(struct md_stack *st)
 
 /* Highest address of this thread's stack (0: unknown), for the frame
  * pointer walk, which must not read past it. */
-static MEMDBG_TLS uintptr_t tls_stack_hi;
+static MEMDBG_TLS uintptr_t tls_stack_lo, tls_stack_hi;
 static MEMDBG_TLS int tls_stack_known;
 
 static uintptr_t stack_hi(void)
@@ -221,11 +221,28 @@ static uintptr_t stack_hi(void)
         void *lo;
         size_t size;
         if (pthread_getattr_np(pthread_self(), &a) == 0) {   /* its allocations: internal pool */
-            if (pthread_attr_getstack(&a, &lo, &size) == 0) tls_stack_hi = (uintptr_t)lo + size;
+            if (pthread_attr_getstack(&a, &lo, &size) == 0) {
+                tls_stack_lo = (uintptr_t)lo;
+                tls_stack_hi = (uintptr_t)lo + size;
+            }
             pthread_attr_destroy(&a);
         }
     }
     return tls_stack_hi;
+}
+
+/* Only when the code runs on the thread's own stack: on a signal
+ * alternate stack or a coroutine's stack (often a heap block itself)
+ * the region between the stack pointer and the thread's stack top holds
+ * heap blocks too. */
+bool md_on_this_stack(const void *p)
+{
+    uintptr_t a = (uintptr_t)p, sp = (uintptr_t)__builtin_frame_address(0);
+    if (a < sp) return false;   /* not in a live frame */
+    md_in_runtime++;   /* pthread_getattr_np allocates: from the internal pool */
+    uintptr_t hi = stack_hi();
+    md_in_runtime--;
+    return sp >= tls_stack_lo && sp < hi && a < hi;
 }
 
 /* fast_unwind_on_malloc: the program's frames by their frame pointers, as

@@ -14,6 +14,13 @@
 // CHECK-ERROR: bad-free
 // CHECK: was not allocated by malloc
 // CHECK-STACK: ^free of 0x | free | bad_free_stack | main
+//
+// TEST: sampled mode: bad-free of a stack address is reported, not passed to glibc
+// RUN: %memdbg -o sample_rate=1000000000 %t stack
+// EXIT: 1
+// CHECK-ERROR: bad-free
+// CHECK: was not allocated by malloc
+// CHECK-STACK: ^free of 0x | free | bad_free_stack | main
 
 #include <stdio.h>
 #include <stdlib.h>
