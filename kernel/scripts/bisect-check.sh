@@ -93,6 +93,7 @@ chgprot_stress_test     *                                              11  long
 nl_index_test           *                                              13  -
 nonlinear_vector_test   *                                              14  -
 rfp_fuzz_test           *                                              14  long
+nl_race_stress_test     *                                              14  long
 EOF
 }
 # Why these numbers: patch 7 makes shmem remaps nonlinear (mincore,

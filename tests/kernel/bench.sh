@@ -11,13 +11,17 @@
 #          mprotect and munmap+mmap, with VMA counts and the vm_area_struct
 #          slab; first at the default vm.max_map_count, then, for the sizes
 #          that need more VMAs than it allows, with it raised (--max-map);
+#   fault  build/tests/kernel/bench_fault_remap in the same patched guest
+#          run (2 vCPUs): one thread's fault rate in a nonlinear VMA while
+#          another cycles guard remaps on its own window, over the same
+#          with MADV_DONTNEED cycles (the read-side floor; goal >= 0.9);
 #   memcg  tests/kernel/bench_memcg.sh in its own patched guest
 #          (--memcg-mem MiB, default 3072; 3 GiB swap): memdbg holding
 #          --memcg-blocks live blocks (default 300000) under a memory.max of
 #          a quarter of its RSS, nonlinear backend against mprotect.
 # Figures, not pass/fail.
 #
-#   tests/kernel/bench.sh [--kernels "patched stock"] [--parts "remap guard memcg"] [--reps N]
+#   tests/kernel/bench.sh [--kernels "patched stock"] [--parts "remap guard fault memcg"] [--reps N]
 #                         [--guards "1000 10000 50000"] [--max-map N] [--out FILE]
 #                         [--memcg-blocks N] [--memcg-mem MIB] [PAGES...]
 #
@@ -30,7 +34,7 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo" || exit 2
 build=${BUILD:-build}
 kernels="patched stock"
-parts="remap guard memcg"
+parts="remap guard fault memcg"
 memcg_blocks=300000
 memcg_mem=3072
 reps=3
@@ -56,9 +60,11 @@ done
 [ ${#sizes[@]} -gt 0 ] || sizes=(1000 10000 60000)
 prog=$build/tests/kernel/bench_remap
 gprog=$build/tests/kernel/bench_guard
+fprog=$build/tests/kernel/bench_fault_remap
 want_part() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 mprog=$build/tests/kernel/bench_memcg_heap
 for p in $(want_part remap && echo "$prog") $(want_part guard && echo "$gprog") \
+	$(want_part fault && echo "$fprog") \
 	$(want_part memcg && echo "$mprog $build/libmemdbg.so"); do
 	if [ ! -x "$p" ]; then
 		echo "$0: $p is missing: run 'make kernel-bench' first" >&2
@@ -76,7 +82,7 @@ trap 'rm -rf "$tmp"' EXIT
 status=0
 echo "# host: $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs (TCG guests: figures move with host load)"
 for k in $kernels; do
-	want_part remap || want_part guard || continue
+	want_part remap || want_part guard || want_part fault || continue
 	echo "== $k kernel"
 	# The guest runs the same binaries; -k adds key=value lines for the summaries.
 	cmd="echo \"# guest: \$(uname -r), \$(nproc) CPUs\""
@@ -86,8 +92,9 @@ for k in $kernels; do
 		cmd+="; $gprog -r $reps -k $guards"
 		[ -n "$big_guards" ] && cmd+="; $gprog -r $reps -M $max_map -k$big_guards"
 	fi
+	want_part fault && [ "$k" != stock ] && cmd+="; $fprog -r $reps -k"
 	if kernel/scripts/vm-run.sh --kernel "$k" --timeout "${VM_TIMEOUT:-900}" -- "$cmd" >"$tmp/$k.out"; then
-		grep -v '^bench \|^benchguard ' "$tmp/$k.out"
+		grep -v '^bench \|^benchguard \|^benchfault ' "$tmp/$k.out"
 	else
 		rc=$?
 		cat "$tmp/$k.out"
@@ -185,7 +192,7 @@ if [ -n "$out" ]; then
 			echo "### $k kernel"
 			echo
 			echo '```'
-			grep -v '^bench \|^benchguard ' "$tmp/$k.out"
+			grep -v '^bench \|^benchguard \|^benchfault ' "$tmp/$k.out"
 			echo '```'
 		done
 		if [ -s "$tmp/memcg.out" ]; then

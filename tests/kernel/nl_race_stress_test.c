@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Races on one nonlinear shmem mapping: threads remap overlapping ranges
+ * (plain, populating, guards, read-only, MAP_VECTOR batches) while others
+ * fault the same pages in, drop and page them out, migrate them between
+ * NUMA nodes (where the guest has two), punch holes in the file, shrink
+ * and regrow it, fork children that read the mapping, and move a second
+ * nonlinear mapping of the file around with mremap().
+ *
+ * Nobody knows the exact layout while the storm runs, so the checks are
+ * what must hold whatever the interleaving:
+ *   - a read shows a stamp of some file page (generation 0), or zero (a
+ *     punched or regrown page), or raises SIGSEGV with SEGV_ACCERR (a
+ *     guard, or a write to a read-only page); SIGBUS only while the file
+ *     is short; a thread's own mremap()ed mapping shows exactly the
+ *     offsets it laid out there (or zero);
+ *   - every call succeeds;
+ *   - at the end of each epoch, with every thread stopped: punching the
+ *     whole file leaves no address showing data.  A page still mapped
+ *     after the punch is one that rmap and truncation could not find: a
+ *     nonlinear pte whose slot the reverse index lost to a race between
+ *     a fault and a remap.  Then the file is stamped again and a known
+ *     layout is laid out and checked page by page.
+ *
+ * Bounded by time: NL_RACE_SECONDS (default 10) split into epochs of
+ * about 2 seconds; NL_RACE_SEED sets the seed (printed).  Counts of every
+ * operation are printed.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+
+#include "nonlinear_util.h" /* includes kselftest_harness.h */
+
+#ifndef MREMAP_MAYMOVE
+#define MREMAP_MAYMOVE 1
+#endif
+#ifndef MREMAP_FIXED
+#define MREMAP_FIXED 2
+#endif
+#ifndef MPOL_MF_MOVE
+#define MPOL_MF_MOVE (1 << 1)
+#endif
+
+#define NPAGES 256	/* pages of the shared mapping */
+#define FPAGES 512	/* pages of the file */
+#define TAIL 64		/* file pages the truncator shrinks away and back */
+#define MPAGES 32	/* pages of the mremap() thread's own mapping */
+#define MAXLEN 8	/* pages per remap or drop */
+#define EPOCH_SECONDS 2.0
+
+enum op {
+	OP_REMAP, OP_REMAP_POPULATE, OP_GUARD, OP_READONLY, OP_VECTOR,
+	OP_READ, OP_WRITE, OP_DONTNEED, OP_PAGEOUT, OP_MIGRATE,
+	OP_PUNCH, OP_TRUNCATE, OP_FORK, OP_MREMAP, OP_GUARD_HIT, OP_BUS_HIT,
+	OP_COUNT
+};
+
+static const char *const op_name[OP_COUNT] = {
+	"remap", "remap_populate", "guard", "readonly", "vector",
+	"read", "write", "dontneed", "pageout", "migrate",
+	"punch", "truncate", "fork", "mremap", "guard_hit", "sigbus_in_truncate",
+};
+
+struct storm {
+	int fd;
+	char *map;
+	size_t page;
+	int nodes;			/* NUMA nodes with memory: 1 or 2 */
+	atomic_bool stop;
+	/* odd while the file is short; shared memory, so fork children see it */
+	atomic_ulong *trunc_seq;
+	atomic_long count[OP_COUNT];
+	atomic_long failures;
+	char first_failure[256];
+	pthread_mutex_t failure_lock;
+};
+
+static struct storm *storm;
+/*
+ * In a fork child, another thread of the parent may have held the failure
+ * lock or stdio's at fork(): a child reports with write(2), lock-free.
+ */
+static bool in_child;
+static long child_failures;
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (in_child) {
+		char line[256];
+		int n;
+
+		if (child_failures++)
+			return;
+		va_start(ap, fmt);
+		n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+		va_end(ap);
+		if (n > (int)sizeof(line) - 2)
+			n = (int)sizeof(line) - 2;
+		line[n++] = '\n';
+		if (write(STDERR_FILENO, line, (size_t)n) < 0)
+			child_failures++;
+		return;
+	}
+	pthread_mutex_lock(&storm->failure_lock);
+	if (atomic_fetch_add(&storm->failures, 1) == 0) {
+		va_start(ap, fmt);
+		vsnprintf(storm->first_failure, sizeof(storm->first_failure), fmt, ap);
+		va_end(ap);
+	}
+	pthread_mutex_unlock(&storm->failure_lock);
+}
+
+/* --- probing a page with the thread's own jump buffer --------------------- */
+
+static __thread sigjmp_buf probe_jmp;
+static __thread volatile int probe_armed, probe_sig, probe_code;
+
+static void probe_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (!probe_armed) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	probe_sig = sig;
+	probe_code = si->si_code;
+	siglongjmp(probe_jmp, 1);
+}
+
+/* Reads (or writes back) the first word at @p: 0, or the signal it raised. */
+static int probe(volatile uint64_t *p, uint64_t *val, bool write)
+{
+	probe_sig = 0;
+	if (sigsetjmp(probe_jmp, 1) == 0) {
+		probe_armed = 1;
+		*val = *p;
+		if (write)
+			*p = *val;
+	}
+	probe_armed = 0;
+	return probe_sig;
+}
+
+/* Checks what a read of shared page @i showed; @seq0: trunc_seq before. */
+static void judge(const char *who, size_t i, int sig, uint64_t v, unsigned long seq0)
+{
+	unsigned long seq1 = atomic_load(storm->trunc_seq);
+
+	if (sig == SIGSEGV && probe_code == SEGV_ACCERR) {
+		atomic_fetch_add(&storm->count[OP_GUARD_HIT], 1);
+		return;
+	}
+	if (sig == SIGBUS && ((seq0 & 1) || seq0 != seq1)) {
+		atomic_fetch_add(&storm->count[OP_BUS_HIT], 1);
+		return;
+	}
+	if (sig) {
+		fail("%s: page %zu raised %s (si_code %d)", who, i,
+		     sig == SIGBUS ? "SIGBUS" : sig == SIGSEGV ? "SIGSEGV" : "a signal", probe_code);
+		return;
+	}
+	if (v != 0 && v != NL_STAMP(v & 0xffffffffULL, 0))
+		fail("%s: page %zu shows %#" PRIx64 ", no page's stamp", who, i, v);
+	else if (v != 0 && !NL_IS_STAMP(v, FPAGES))
+		fail("%s: page %zu shows %#" PRIx64 ", beyond the file", who, i, v);
+}
+
+static size_t rnd(unsigned int *seed, size_t n)
+{
+	return (size_t)rand_r(seed) % n;
+}
+
+/* --- the threads ------------------------------------------------------------ */
+
+struct worker {
+	unsigned int seed;
+	int id;
+};
+
+static void *remapper(void *arg)
+{
+	struct worker *w = arg;
+	size_t page = storm->page;
+
+	while (!atomic_load(&storm->stop)) {
+		size_t len = 1 + rnd(&w->seed, MAXLEN), at = rnd(&w->seed, NPAGES - len + 1);
+		size_t off = rnd(&w->seed, FPAGES - len + 1);
+		char *p = storm->map + at * page;
+		int kind = (int)rnd(&w->seed, 10), ret = 0;
+		enum op op;
+
+		if (kind < 3) {
+			op = OP_REMAP;
+			ret = nl_remap(p, len * page, 0, off, MAP_NONBLOCK);
+		} else if (kind < 4) {
+			op = OP_REMAP_POPULATE;
+			ret = nl_remap(p, len * page, 0, off, 0);
+		} else if (kind < 6) {
+			op = OP_GUARD;
+			ret = nl_remap(p, len * page, PROT_NONE, off, MAP_CHGPROT);
+		} else if (kind < 7) {
+			op = OP_READONLY;
+			ret = nl_remap(p, len * page, PROT_READ, off, MAP_CHGPROT | MAP_NONBLOCK);
+		} else if (kind < 9) {
+			op = OP_REMAP;
+			ret = nl_remap(p, len * page, PROT_READ | PROT_WRITE, off, MAP_CHGPROT | MAP_NONBLOCK);
+		} else {
+			struct nl_vec_entry e[4];
+			long n;
+
+			op = OP_VECTOR;
+			for (int k = 0; k < 4; k++) {
+				size_t l = 1 + rnd(&w->seed, 4);
+
+				e[k].addr = (uintptr_t)(storm->map + rnd(&w->seed, NPAGES - l + 1) * page);
+				e[k].size = l * page;
+				e[k].pgoff = rnd(&w->seed, FPAGES - l + 1);
+				e[k].prot = k == 3 ? PROT_NONE : PROT_READ | PROT_WRITE;
+				e[k].flags = 0;
+			}
+			n = nl_remap_vec(e, 4, MAP_CHGPROT | MAP_NONBLOCK);
+			ret = n == 4 ? 0 : -1;
+		}
+		if (ret)
+			fail("remapper %d: %s of %zu pages at page %zu (offset %zu): %s", w->id, op_name[op],
+			     len, at, off, strerror(errno));
+		atomic_fetch_add(&storm->count[op], 1);
+	}
+	return NULL;
+}
+
+static void *faulter(void *arg)
+{
+	struct worker *w = arg;
+	long reads = 0, writes = 0;
+
+	while (!atomic_load(&storm->stop)) {
+		size_t i = rnd(&w->seed, NPAGES);
+		bool write = rnd(&w->seed, 4) == 0;
+		unsigned long seq0 = atomic_load(storm->trunc_seq);
+		uint64_t v = 0;
+		int sig = probe((volatile uint64_t *)(storm->map + i * storm->page), &v, write);
+
+		judge("faulter", i, sig, v, seq0);
+		if (write)
+			writes++;
+		else
+			reads++;
+		/* Now and then drop what this thread faulted in, so faults go on. */
+		if (rnd(&w->seed, 64) == 0) {
+			size_t len = 1 + rnd(&w->seed, MAXLEN), at = rnd(&w->seed, NPAGES - len + 1);
+			bool out = rnd(&w->seed, 4) == 0;
+
+			if (madvise(storm->map + at * storm->page, len * storm->page,
+				    out ? MADV_PAGEOUT : MADV_DONTNEED))
+				fail("faulter: madvise(%s): %s", out ? "MADV_PAGEOUT" : "MADV_DONTNEED",
+				     strerror(errno));
+			atomic_fetch_add(&storm->count[out ? OP_PAGEOUT : OP_DONTNEED], 1);
+		}
+	}
+	atomic_fetch_add(&storm->count[OP_READ], reads);
+	atomic_fetch_add(&storm->count[OP_WRITE], writes);
+	return NULL;
+}
+
+/* Moves random present pages to the other node (where there are two). */
+static void *migrator(void *arg)
+{
+	struct worker *w = arg;
+
+	while (!atomic_load(&storm->stop)) {
+		void *pages[8];
+		int nodes[8], status[8];
+
+		if (storm->nodes < 2) {
+			usleep(10000);
+			continue;
+		}
+		for (int k = 0; k < 8; k++) {
+			pages[k] = storm->map + rnd(&w->seed, NPAGES) * storm->page;
+			nodes[k] = (int)rnd(&w->seed, 2);
+		}
+		/* Per-page errors (a guard, nothing mapped) are in status[]. */
+		if (syscall(__NR_move_pages, 0, 8UL, pages, nodes, status, MPOL_MF_MOVE) < 0 &&
+		    errno != ENOENT)
+			fail("migrator: move_pages: %s", strerror(errno));
+		atomic_fetch_add(&storm->count[OP_MIGRATE], 1);
+		usleep(1000);
+	}
+	return NULL;
+}
+
+/* Stamps file pages [first, first + n) again after a punch or a truncation. */
+static void restamp(size_t first, size_t n)
+{
+	if (nl_stamp_fd(storm->fd, first, n, 0, false))
+		fail("restamp of %zu pages at %zu: %s", n, first, strerror(errno));
+}
+
+static void *truncator(void *arg)
+{
+	struct worker *w = arg;
+	size_t page = storm->page;
+
+	while (!atomic_load(&storm->stop)) {
+		if (rnd(&w->seed, 4)) {
+			size_t len = 1 + rnd(&w->seed, MAXLEN), off = rnd(&w->seed, FPAGES - len + 1);
+
+			if (fallocate(storm->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				      (off_t)(off * page), (off_t)(len * page)))
+				fail("truncator: punch: %s", strerror(errno));
+			restamp(off, len);
+			atomic_fetch_add(&storm->count[OP_PUNCH], 1);
+		} else {
+			atomic_fetch_add(storm->trunc_seq, 1);
+			if (ftruncate(storm->fd, (off_t)((FPAGES - TAIL) * page)) ||
+			    ftruncate(storm->fd, (off_t)(FPAGES * page)))
+				fail("truncator: ftruncate: %s", strerror(errno));
+			atomic_fetch_add(storm->trunc_seq, 1);
+			restamp(FPAGES - TAIL, TAIL);
+			atomic_fetch_add(&storm->count[OP_TRUNCATE], 1);
+		}
+		usleep(2000);
+	}
+	return NULL;
+}
+
+/* Forks a child that reads every shared page once; it exits 1 on a bad one. */
+static void *forker(void *arg)
+{
+	struct worker *w = arg;
+
+	while (!atomic_load(&storm->stop)) {
+		int status;
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			fail("forker: fork: %s", strerror(errno));
+			break;
+		}
+		if (pid == 0) {
+			in_child = true;
+			for (size_t i = 0; i < NPAGES; i++) {
+				unsigned long seq0 = atomic_load(storm->trunc_seq);
+				uint64_t v = 0;
+				int sig = probe((volatile uint64_t *)(storm->map + i * storm->page), &v, false);
+
+				judge("fork child", i, sig, v, seq0);
+			}
+			_exit(child_failures ? 1 : 0);
+		}
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+			fail("forker: a child saw a wrong page (status %#x)", status);
+		atomic_fetch_add(&storm->count[OP_FORK], 1);
+		usleep(5000 + rnd(&w->seed, 5000));
+	}
+	return NULL;
+}
+
+/*
+ * A second nonlinear mapping of the file, moved around by mremap(): its
+ * layout is this thread's alone (page i shows offset FPAGES - 1 - i), so
+ * each page must show exactly that stamp, or zero.
+ */
+static void *mremapper(void *arg)
+{
+	struct worker *w = arg;
+	size_t page = storm->page, len = MPAGES * page;
+	char *spare = mmap(NULL, 2 * len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, storm->fd, 0);
+	char *places[2];
+	int at = 0;
+
+	if (spare == MAP_FAILED || m == MAP_FAILED) {
+		fail("mremapper: mmap: %s", strerror(errno));
+		return NULL;
+	}
+	places[0] = spare;
+	places[1] = spare + len;
+	for (size_t i = 0; i < MPAGES; i++)
+		if (nl_remap(m + i * page, page, 0, FPAGES - 1 - i, MAP_NONBLOCK))
+			fail("mremapper: remap: %s", strerror(errno));
+	while (!atomic_load(&storm->stop)) {
+		char *to = places[at];
+		char *moved = mremap(m, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+
+		if (moved == MAP_FAILED) {
+			fail("mremapper: mremap: %s", strerror(errno));
+			break;
+		}
+		m = moved;
+		at ^= 1;
+		for (size_t i = 0; i < MPAGES; i++) {
+			unsigned long seq0 = atomic_load(storm->trunc_seq);
+			uint64_t v = 0;
+			int sig = probe((volatile uint64_t *)(m + i * page), &v, false);
+
+			if (sig == SIGBUS && ((seq0 & 1) || seq0 != atomic_load(storm->trunc_seq)))
+				continue;
+			if (sig)
+				fail("mremapper: page %zu raised signal %d (si_code %d)", i, sig, probe_code);
+			else if (v && v != NL_STAMP(FPAGES - 1 - i, 0))
+				fail("mremapper: page %zu shows %#" PRIx64 ", want offset %d or zero", i, v,
+				     FPAGES - 1 - (int)i);
+		}
+		if (rnd(&w->seed, 4) == 0)
+			madvise(m, len, MADV_DONTNEED);
+		atomic_fetch_add(&storm->count[OP_MREMAP], 1);
+	}
+	munmap(m, len);
+	munmap(spare, 2 * len);
+	return NULL;
+}
+
+/* --- epochs ------------------------------------------------------------------ */
+
+#define REMAPPERS 2
+#define FAULTERS 2
+
+static int online_memory_nodes(void)
+{
+	return access("/sys/devices/system/node/node1/meminfo", R_OK) ? 1 : 2;
+}
+
+/* One epoch of the storm: every thread for @seconds. */
+static void run_epoch(double seconds, unsigned int seed)
+{
+	void *(*fn[])(void *) = { remapper, remapper, faulter, faulter, migrator, truncator,
+				  forker, mremapper };
+	enum { NTHREADS = sizeof(fn) / sizeof(fn[0]) };
+	struct worker w[NTHREADS];
+	pthread_t th[NTHREADS];
+
+	atomic_store(&storm->stop, false);
+	for (int t = 0; t < NTHREADS; t++) {
+		w[t].seed = seed * 7919u + (unsigned int)t;
+		w[t].id = t;
+		if (pthread_create(&th[t], NULL, fn[t], &w[t]))
+			fail("pthread_create: %s", strerror(errno));
+	}
+	usleep((useconds_t)(seconds * 1e6));
+	atomic_store(&storm->stop, true);
+	for (int t = 0; t < NTHREADS; t++)
+		pthread_join(th[t], NULL);
+}
+
+/*
+ * With everything stopped: punch the whole file and look for an address
+ * still showing data; then stamp the file, lay out a known layout and
+ * check every page of it.  Returns the number of wrong pages.
+ */
+static long check_quiet(void)
+{
+	size_t page = storm->page;
+	uint64_t want[NPAGES];
+	long bad = 0;
+
+	/* Fault everything that can be faulted in, so the punch has pages to find. */
+	for (size_t i = 0; i < NPAGES; i++) {
+		uint64_t v;
+
+		probe((volatile uint64_t *)(storm->map + i * page), &v, false);
+	}
+	if (fallocate(storm->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, (off_t)(FPAGES * page)))
+		fail("punching the whole file: %s", strerror(errno));
+	for (size_t i = 0; i < NPAGES; i++) {
+		uint64_t v = 0;
+		int sig = probe((volatile uint64_t *)(storm->map + i * page), &v, false);
+
+		if ((sig && !(sig == SIGSEGV && probe_code == SEGV_ACCERR)) || (!sig && v)) {
+			if (bad < 5)
+				fprintf(stderr, "#   after punching the file, page %zu %s %#" PRIx64 "\n", i,
+					sig ? "raised a signal, si_code" : "still shows",
+					sig ? (uint64_t)probe_code : v);
+			bad++;
+		}
+	}
+	restamp(0, FPAGES);
+	for (size_t i = 0; i < NPAGES; i++) {
+		size_t off = (i * 37 + 11) % FPAGES;
+
+		if (nl_remap(storm->map + i * page, page, PROT_READ | PROT_WRITE, off,
+			     MAP_CHGPROT | MAP_NONBLOCK))
+			fail("final layout: remap: %s", strerror(errno));
+		want[i] = NL_STAMP(off, 0);
+	}
+	bad += nl_check_pages(storm->map, NPAGES, want, false);
+	return bad;
+}
+
+static unsigned long env_ulong(const char *name, unsigned long dflt)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? strtoul(v, NULL, 0) : dflt;
+}
+
+/* No state of its own: a fixture only for a timeout that fits NL_RACE_SECONDS */
+FIXTURE(race) {};
+FIXTURE_SETUP(race) {}
+FIXTURE_TEARDOWN(race) {}
+
+/* Runs NL_RACE_SECONDS plus the checks; the harness kills it after an hour. */
+TEST_F_TIMEOUT(race, remap_fault_truncate_storm, 3600)
+{
+	double seconds = (double)env_ulong("NL_RACE_SECONDS", 10);
+	unsigned int seed = (unsigned int)env_ulong("NL_RACE_SEED", (unsigned long)time(NULL));
+	int epochs = seconds / EPOCH_SECONDS < 1 ? 1 : (int)(seconds / EPOCH_SECONDS);
+	struct sigaction sa;
+	long bad = 0;
+
+	if (!nonlinear_supported())
+		SKIP(return, "no nonlinear remap_file_pages() on this kernel");
+	storm = calloc(1, sizeof(*storm));
+	ASSERT_NE(NULL, storm);
+	pthread_mutex_init(&storm->failure_lock, NULL);
+	storm->page = nl_pagesize();
+	storm->trunc_seq = mmap(NULL, storm->page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, storm->trunc_seq);
+	storm->nodes = online_memory_nodes();
+	storm->fd = nl_memfd("nl_race", FPAGES, false);
+	ASSERT_LE(0, storm->fd);
+	ASSERT_EQ(0, nl_stamp_fd(storm->fd, 0, FPAGES, 0, false));
+	storm->map = nl_map_with_hole(NPAGES * storm->page, storm->fd);
+	ASSERT_NE(MAP_FAILED, storm->map);
+	/* Nonlinear from the start: page 0 shows the last file page. */
+	ASSERT_EQ(0, nl_remap(storm->map, storm->page, 0, FPAGES - 1, MAP_NONBLOCK));
+	EXPECT_NONLINEAR(storm->map, NPAGES * storm->page);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = probe_handler;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+
+	printf("# seed %u (NL_RACE_SEED), %d epochs of %.1f s, %d NUMA node(s) with memory\n", seed, epochs,
+	       seconds / epochs, storm->nodes);
+	for (int e = 0; e < epochs && !atomic_load(&storm->failures); e++) {
+		long wrong;
+
+		run_epoch(seconds / epochs, seed + (unsigned int)e);
+		wrong = check_quiet();
+		if (wrong)
+			fprintf(stderr, "#   epoch %d: %ld wrong pages with every thread stopped\n", e, wrong);
+		bad += wrong;
+	}
+	printf("#");
+	for (int op = 0; op < OP_COUNT; op++)
+		printf(" %s=%ld", op_name[op], atomic_load(&storm->count[op]));
+	printf("\n");
+	if (atomic_load(&storm->failures))
+		fprintf(stderr, "#   %ld failures, the first: %s\n", atomic_load(&storm->failures),
+			storm->first_failure);
+	EXPECT_EQ(0, atomic_load(&storm->failures));
+	EXPECT_EQ(0, bad);
+	signal(SIGSEGV, SIG_DFL);
+	signal(SIGBUS, SIG_DFL);
+}
+
+NL_HARNESS_MAIN
