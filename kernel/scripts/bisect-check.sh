@@ -91,6 +91,11 @@ chgprot_test            chg.einval_and_eacces                          11  -
 chgprot_test            *                                               9  -
 chgprot_stress_test     *                                              11  long
 nl_index_test           *                                              13  -
+nl_index_latency_test   *                                              13  -
+nl_index_copy_test      *                                              12  -
+nl_index_leak_test      *                                              12  -
+nl_index_size_test      *                                              12  -
+nl_index_nomem_test     *                                              12  -
 nonlinear_vector_test   *                                              14  -
 rfp_fuzz_test           *                                              14  long
 nl_race_stress_test     *                                              14  long

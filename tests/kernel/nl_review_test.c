@@ -13,6 +13,8 @@
  *   - a nonlinear fault on a large folio that cannot be split (pinned by
  *     vmsplice()) maps the subpage, as stock serves the access, instead of
  *     retrying forever or raising SIGBUS;
+ *   - memory failure of such a pinned page names the address where a
+ *     nonlinear VMA shows it, also inside the folio's own linear place;
  *   - a nonlinear VMA of 64 TiB costs neither its first remap nor the
  *     reverse map of other mappings of the file a scan of every PMD.
  */
@@ -433,6 +435,78 @@ TEST_F(huge, pinned_large_folio_fault_maps_subpage)
 	EXPECT_EQ(0ULL, *src);
 	munmap((void *)b, n * page);
 	munmap(a, 2 * HPAGE);
+}
+
+#ifndef MADV_HWPOISON
+#define MADV_HWPOISON 100
+#endif
+#ifndef BUS_MCEERR_AR
+#define BUS_MCEERR_AR 4
+#endif
+
+/*
+ * Memory failure of a page of a large folio that cannot be split (pinned
+ * by vmsplice()) signals every task mapping the page at once, naming the
+ * address where it maps it.  A nonlinear VMA may show the page at another
+ * address of the folio's own linear place, here one page above its linear
+ * address, which shows file page 0: the SIGBUS of MADV_HWPOISON names that
+ * address.  The series found no address there (it looked only outside the
+ * folio's linear place), so the caller got no signal at all.  Needs
+ * CONFIG_MEMORY_FAILURE and root; poisons one page of the guest for good.
+ */
+TEST_F(huge, poisoned_pinned_subpage_inside_its_folio_named)
+{
+	size_t page = nl_pagesize(), n = 2 * HPAGE / page;
+	const size_t off = HPAGE / page + 1; /* page 1 of the second folio */
+	const size_t at = off + 1;	     /* where b shows it: page 2's place */
+	char *a = map_pmd_aligned(self->fd, 2 * HPAGE);
+	struct nl_sigsave save;
+	volatile int ret = 0;
+	struct iovec iov;
+	int pipefd[2];
+	uint64_t v = 0;
+	int sig = 0;
+	char *b;
+
+	if (geteuid() != 0 || access("/proc/sys/vm/memory_failure_recovery", F_OK))
+		SKIP(return, "no CONFIG_MEMORY_FAILURE or not root: no MADV_HWPOISON");
+	ASSERT_NE(MAP_FAILED, a);
+	for (size_t i = 0; i < 2 * HPAGE; i += page)
+		a[i + 8] = 1;
+	if (nl_smaps_kb(a, "ShmemPmdMapped") < 4096)
+		SKIP(return, "huge tmpfs gave no large folios");
+	ASSERT_EQ(0, nl_stamp_fd(self->fd, 0, n, 0, false));
+	ASSERT_EQ(0, pipe(pipefd));
+	iov.iov_base = a + off * page;
+	iov.iov_len = 64;
+	ASSERT_EQ(64, vmsplice(pipefd[1], &iov, 1, 0));
+	/* Only b maps the folio from here on; the pipe keeps it whole */
+	munmap(a, 2 * HPAGE);
+	b = nl_map_with_hole(n * page, self->fd);
+	ASSERT_NE(MAP_FAILED, b);
+	ASSERT_EQ(0, nl_remap(b + off * page, page, 0, 0, MAP_NONBLOCK));
+	ASSERT_EQ(0, nl_remap(b + at * page, page, 0, off, MAP_NONBLOCK));
+	ASSERT_EQ(0, nl_probe(b + at * page, &v, false, 0));
+	ASSERT_EQ(NL_STAMP(off, 0), v);
+	ASSERT_EQ(0, nl_probe(b + off * page, &v, false, 0));
+	ASSERT_EQ(NL_STAMP(0, 0), v);
+
+	nl_catch(&save);
+	nl_sig = 0;
+	if (sigsetjmp(nl_jmp, 0) == 0)
+		ret = madvise(b + at * page, page, MADV_HWPOISON);
+	else
+		sig = nl_sig;
+	nl_uncatch(&save);
+	TH_LOG("MADV_HWPOISON of the pinned subpage: returned %d, signal %d, code %d, address %p (b + %zu pages)",
+	       ret, sig, (int)nl_code, nl_fault_addr,
+	       sig ? (size_t)((char *)nl_fault_addr - b) / page : 0);
+	ASSERT_EQ(SIGBUS, sig);
+	EXPECT_EQ(BUS_MCEERR_AR, nl_code);
+	EXPECT_EQ((void *)(b + at * page), nl_fault_addr);
+	munmap(b, n * page);
+	close(pipefd[0]);
+	close(pipefd[1]);
 }
 
 /* --- huge nonlinear VMAs ------------------------------------------------------- */
