@@ -101,8 +101,15 @@ static void *alloc_guarded(size_t size, size_t align, int kind, bool zero)
 {
     if (size == 0 && !md_opt.allow_malloc_0) return 0;
     size_t a = block_alignment(size, align, kind);
-    if (size > md_heap.size / 4 || a > md_heap.size / 4) { errno = ENOMEM; return 0; }
-    uint32_t npages = (uint32_t)block_data_pages(size, a);
+    /* A block may take any part of the arena that is free, the whole of
+     * it included (the quarantine gives its address space back first, in
+     * md_slot_get): a block the arena cannot hold plus its guard page is
+     * ENOMEM, as glibc's when the kernel refuses the mapping.  The size
+     * check comes first so that the page count below cannot overflow. */
+    if (size > md_heap.size || a > md_heap.size / 4) { errno = ENOMEM; return 0; }
+    size_t want_pages = block_data_pages(size, a);
+    if (want_pages >= md_heap.total_pages) { errno = ENOMEM; return 0; }
+    uint32_t npages = (uint32_t)want_pages;
 
     md_in_runtime++;
     struct md_stack stack, *st = &stack;
@@ -546,12 +553,12 @@ void *md_realloc(void *p, size_t size)
     bool ok = s && s->state == SLOT_LIVE && s->user == (uintptr_t)p;
     old_size = ok ? s->size : 0;
     if (ok) md_freeze_end_if_frozen(s, st, DEALLOC_REALLOC);   /* the new block is not frozen */
-    if (ok && size <= md_heap.size / 4 && realloc_in_place(s, size, st)) {
+    if (ok && size < md_heap.size && realloc_in_place(s, size, st)) {
         md_heap_unlock();
         md_in_runtime--;
         return p;
     }
-    void *moved = ok && size <= md_heap.size / 4 ? realloc_move(s, size, st) : 0;
+    void *moved = ok && size < md_heap.size ? realloc_move(s, size, st) : 0;
     if (moved) {
         md_heap_unlock();
         md_in_runtime--;
