@@ -44,6 +44,10 @@ static void record_stats_alloc(size_t size)
  * 16 bytes on and the largest power of two not above its size below. */
 static size_t block_alignment(size_t size, size_t requested, int kind)
 {
+    /* A string's copy is read byte by byte: the default of 2 is there for
+     * malloc'd data only (CPython's code bytes), so a string of odd size
+     * ends at the guard too, and reading its byte [n] faults. */
+    if (requested == MD_ALIGN_BYTES) return md_opt.alignment <= 2 ? 1 : md_opt.alignment;
     size_t a = md_opt.alignment;
     if (kind != KIND_MALLOC) {
         size_t cxx = size >= 16 || !size ? 16 : (size_t)1 << (63 - __builtin_clzl(size));
@@ -146,7 +150,7 @@ static void *alloc_guarded(size_t size, size_t align, int kind, bool zero)
     s->size = size;
     s->filling = 1;
     s->kind = (uint8_t)kind;
-    s->new_align_order = align ? (uint8_t)(__builtin_ctzl(align) + 1) : 0;
+    s->new_align_order = align && align != MD_ALIGN_BYTES ? (uint8_t)(__builtin_ctzl(align) + 1) : 0;
     s->alloc_stack = md_stack_id(st);
     s->alloc_tid = md_thread_id();
     s->free_stack = 0;
@@ -173,8 +177,9 @@ static void *alloc_guarded(size_t size, size_t align, int kind, bool zero)
 
 void *md_alloc(size_t size, size_t align, int kind, bool zero)
 {
+    size_t asked = align == MD_ALIGN_BYTES ? 0 : align;   /* what another allocator is asked */
     if (md_in_runtime) {
-        void *p = md_internal_alloc(size, align);
+        void *p = md_internal_alloc(size, asked);
         if (p && zero) memset(p, 0, size);
         return p;
     }
@@ -182,7 +187,7 @@ void *md_alloc(size_t size, size_t align, int kind, bool zero)
     /* sampled guarding: most blocks go to the C library's allocator */
     if (md_opt.sample_rate > 1 && !md_sampled()) {
         if (size == 0 && !md_opt.allow_malloc_0) return 0;
-        return md_libc_alloc(size, align, zero);
+        return md_libc_alloc(size, asked, zero);
     }
     return alloc_guarded(size, align, kind, zero);
 }
