@@ -254,6 +254,9 @@ static bool check_block_padding(struct md_slot *s, struct md_stack *st)
         e.slot = &md_heap.slots[below];
         e.how = "the block overflowed past its redzone into the padding of the block above it (compact mode); "
                 "found when that block was freed";
+    } else if (e.kind == ERR_OVERFLOW && md_damage_reaches_window_end(s, e.addr, (size_t)e.access_size)) {
+        e.how = "the padding after the block was overwritten to the end of its redzone (compact mode), "
+                "perhaps further; found when it was freed";
     }
     md_report_error(&e);
     if (md_opt.halt_on_error) md_error_finish(true);

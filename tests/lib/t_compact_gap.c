@@ -13,7 +13,8 @@
 // CHECK-OUT: ^overflowed$
 // CHECK-OUT-NOT: not neighbours
 // CHECK-ERROR: heap-buffer-overflow
-// CHECK: the padding next to the block was overwritten; found when it was freed
+// CHECK: the padding after the block was overwritten to the end of its redzone \(compact mode\), perhaps further; found when it was freed
+// CHECK: WRITE of size 16 at
 // CHECK: is located 0 bytes after 96-byte region
 // CHECK-STACK: ^allocated by thread | malloc | make_lower | main
 // CHECK-NOT:  in make_upper
@@ -24,9 +25,20 @@
 // RUN: %memdbg -o backend=nonlinear:nonlinear_emulation=1:compact=1:detect_leaks=0 %t keep 40
 // EXIT: 1
 // CHECK-ERROR: heap-buffer-overflow
+// CHECK: the padding after a live block was overwritten to the end of its redzone \(compact mode\), perhaps further; found at exit
 // CHECK: is located 0 bytes after 96-byte region
 // CHECK-STACK: ^allocated by thread | malloc | make_lower | main
 // CHECK-NOT:  in make_upper
+//
+// TEST: compact (emulated): an overflow that stays in the redzone is reported as it is
+// REQUIRES: backend!=nonlinear
+// RUN: %memdbg -o backend=nonlinear:nonlinear_emulation=1:compact=1:detect_leaks=0 %t overflow 8
+// EXIT: 1
+// CHECK-ERROR: heap-buffer-overflow
+// CHECK: WRITE of size 8 at
+// CHECK: the padding next to the block was overwritten; found when it was freed
+// CHECK-NOT: perhaps further
+// CHECK: is located 0 bytes after 96-byte region
 //
 // TEST: compact (emulated): the freed upper block read through its pointer is a use-after-free
 // REQUIRES: backend!=nonlinear
@@ -46,7 +58,8 @@
 // CHECK-OUT: ^overflowed$
 // CHECK-OUT-NOT: not neighbours
 // CHECK-ERROR: heap-buffer-overflow
-// CHECK: the padding next to the block was overwritten; found when it was freed
+// CHECK: the padding after the block was overwritten to the end of its redzone \(compact mode\), perhaps further; found when it was freed
+// CHECK: WRITE of size 16 at
 // CHECK: is located 0 bytes after 96-byte region
 // CHECK-STACK: ^allocated by thread | malloc | make_lower | main
 // CHECK-NOT:  in make_upper
@@ -57,9 +70,20 @@
 // RUN: %memdbg -o compact=1:detect_leaks=0 %t keep 40
 // EXIT: 1
 // CHECK-ERROR: heap-buffer-overflow
+// CHECK: the padding after a live block was overwritten to the end of its redzone \(compact mode\), perhaps further; found at exit
 // CHECK: is located 0 bytes after 96-byte region
 // CHECK-STACK: ^allocated by thread | malloc | make_lower | main
 // CHECK-NOT:  in make_upper
+//
+// TEST: compact (nonlinear): an overflow that stays in the redzone is reported as it is
+// REQUIRES: backend=nonlinear
+// RUN: %memdbg -o compact=1:detect_leaks=0 %t overflow 8
+// EXIT: 1
+// CHECK-ERROR: heap-buffer-overflow
+// CHECK: WRITE of size 8 at
+// CHECK: the padding next to the block was overwritten; found when it was freed
+// CHECK-NOT: perhaps further
+// CHECK: is located 0 bytes after 96-byte region
 //
 // TEST: compact (nonlinear): the freed upper block read through its pointer is a use-after-free
 // REQUIRES: backend=nonlinear
