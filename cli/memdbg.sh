@@ -155,7 +155,23 @@ cmd_run() {
 	need_program "$@"
 	need_lib
 	warn_unchecked "$1"
+	note_script "$1"
 	exec_under_memdbg "$@"
+}
+
+# A script (or a wrapper such as a pyenv shim) runs under memdbg as its
+# interpreter only: without --follow-children=yes the programs it executes,
+# often the one the user meant, are not checked.  Say so once, rather than
+# let a clean run suggest they were.
+note_script() {
+	path=$(command -v -- "$1" 2>/dev/null) || return 0
+	case $path in /*) ;; *) return 0 ;; esac
+	[ -f "$path" ] && [ "$(head -c 2 -- "$path" 2>/dev/null)" = '#!' ] || return 0
+	follow=$(printf '%s\n' "$opts" | tr ':' '\n' | sed -n 's/^follow_children=//p' | tail -n 1)
+	case $follow in 1 | yes | true) return 0 ;; esac
+	interp=$(head -n 1 -- "$path" | cut -c 3- | sed 's/^ *//')
+	printf '%s: note: %s is a script: memdbg checks its interpreter (%s), not the programs it runs (--follow-children=yes checks those too)\n' \
+		"$prog" "$path" "$interp" >&2
 }
 
 # LD_PRELOAD does nothing for a statically linked program, and the loader

@@ -10,6 +10,10 @@
 
 /* ---- malloc, free, realloc (heap.c) ---- */
 void *md_alloc(size_t size, size_t align, int kind, bool zero) MEMDBG_HIDDEN;
+/* align for bytes that need no alignment (strdup's copy of a string): the
+ * block ends at its guard page whatever its size, unless the alignment
+ * option asks for more than its default */
+#define MD_ALIGN_BYTES ((size_t)-1)
 void md_free(void *p, int dealloc) MEMDBG_HIDDEN;
 void *md_realloc(void *p, size_t size) MEMDBG_HIDDEN;
 size_t md_usable_size(const void *p) MEMDBG_HIDDEN;

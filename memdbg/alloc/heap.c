@@ -44,6 +44,10 @@ static void record_stats_alloc(size_t size)
  * 16 bytes on and the largest power of two not above its size below. */
 static size_t block_alignment(size_t size, size_t requested, int kind)
 {
+    /* A string's copy is read byte by byte: the default of 2 is there for
+     * malloc'd data only (CPython's code bytes), so a string of odd size
+     * ends at the guard too, and reading its byte [n] faults. */
+    if (requested == MD_ALIGN_BYTES) return md_opt.alignment <= 2 ? 1 : md_opt.alignment;
     size_t a = md_opt.alignment;
     if (kind != KIND_MALLOC) {
         size_t cxx = size >= 16 || !size ? 16 : (size_t)1 << (63 - __builtin_clzl(size));
@@ -101,8 +105,15 @@ static void *alloc_guarded(size_t size, size_t align, int kind, bool zero)
 {
     if (size == 0 && !md_opt.allow_malloc_0) return 0;
     size_t a = block_alignment(size, align, kind);
-    if (size > md_heap.size / 4 || a > md_heap.size / 4) { errno = ENOMEM; return 0; }
-    uint32_t npages = (uint32_t)block_data_pages(size, a);
+    /* A block may take any part of the arena that is free, the whole of
+     * it included (the quarantine gives its address space back first, in
+     * md_slot_get): a block the arena cannot hold plus its guard page is
+     * ENOMEM, as glibc's when the kernel refuses the mapping.  The size
+     * check comes first so that the page count below cannot overflow. */
+    if (size > md_heap.size || a > md_heap.size / 4) { errno = ENOMEM; return 0; }
+    size_t want_pages = block_data_pages(size, a);
+    if (want_pages >= md_heap.total_pages) { errno = ENOMEM; return 0; }
+    uint32_t npages = (uint32_t)want_pages;
 
     md_in_runtime++;
     struct md_stack stack, *st = &stack;
@@ -139,7 +150,7 @@ static void *alloc_guarded(size_t size, size_t align, int kind, bool zero)
     s->size = size;
     s->filling = 1;
     s->kind = (uint8_t)kind;
-    s->new_align_order = align ? (uint8_t)(__builtin_ctzl(align) + 1) : 0;
+    s->new_align_order = align && align != MD_ALIGN_BYTES ? (uint8_t)(__builtin_ctzl(align) + 1) : 0;
     s->alloc_stack = md_stack_id(st);
     s->alloc_tid = md_thread_id();
     s->free_stack = 0;
@@ -166,8 +177,9 @@ static void *alloc_guarded(size_t size, size_t align, int kind, bool zero)
 
 void *md_alloc(size_t size, size_t align, int kind, bool zero)
 {
+    size_t asked = align == MD_ALIGN_BYTES ? 0 : align;   /* what another allocator is asked */
     if (md_in_runtime) {
-        void *p = md_internal_alloc(size, align);
+        void *p = md_internal_alloc(size, asked);
         if (p && zero) memset(p, 0, size);
         return p;
     }
@@ -175,7 +187,7 @@ void *md_alloc(size_t size, size_t align, int kind, bool zero)
     /* sampled guarding: most blocks go to the C library's allocator */
     if (md_opt.sample_rate > 1 && !md_sampled()) {
         if (size == 0 && !md_opt.allow_malloc_0) return 0;
-        return md_libc_alloc(size, align, zero);
+        return md_libc_alloc(size, asked, zero);
     }
     return alloc_guarded(size, align, kind, zero);
 }
@@ -242,6 +254,9 @@ static bool check_block_padding(struct md_slot *s, struct md_stack *st)
         e.slot = &md_heap.slots[below];
         e.how = "the block overflowed past its redzone into the padding of the block above it (compact mode); "
                 "found when that block was freed";
+    } else if (e.kind == ERR_OVERFLOW && md_damage_reaches_window_end(s, e.addr, (size_t)e.access_size)) {
+        e.how = "the padding after the block was overwritten to the end of its redzone (compact mode), "
+                "perhaps further; found when it was freed";
     }
     md_report_error(&e);
     if (md_opt.halt_on_error) md_error_finish(true);
@@ -549,12 +564,12 @@ void *md_realloc(void *p, size_t size)
     bool ok = s && s->state == SLOT_LIVE && s->user == (uintptr_t)p;
     old_size = ok ? s->size : 0;
     if (ok) md_freeze_end_if_frozen(s, st, DEALLOC_REALLOC);   /* the new block is not frozen */
-    if (ok && size <= md_heap.size / 4 && realloc_in_place(s, size, st)) {
+    if (ok && size < md_heap.size && realloc_in_place(s, size, st)) {
         md_heap_unlock();
         md_in_runtime--;
         return p;
     }
-    void *moved = ok && size <= md_heap.size / 4 ? realloc_move(s, size, st) : 0;
+    void *moved = ok && size < md_heap.size ? realloc_move(s, size, st) : 0;
     if (moved) {
         md_heap_unlock();
         md_in_runtime--;

@@ -340,13 +340,20 @@ bool md_quarantine_evict_one(void)
 
 uint32_t md_slot_get(uint32_t pages_needed, bool unguarded)
 {
+    /* More than the arena: no eviction could make room, so the
+     * quarantine keeps its blocks. */
+    if (pages_needed > md_heap.total_pages) return 0;
     uint32_t cls = md_class_of(pages_needed);
     if (cls >= MD_NCLASSES) return 0;
     uint32_t cap = md_class_pages(cls);
     if (cap < pages_needed) return 0;
+    /* A class's capacity may be a quarter more than asked: a block near
+     * the arena's size takes exactly its pages, so that it fits. */
+    if (cap > md_heap.total_pages) cap = pages_needed;
     uint32_t *list = unguarded ? md_heap.class_free_unguarded : md_heap.class_free;
     for (;;) {
         uint32_t id = list[cls];
+        if (id && md_heap.slots[id].pages < pages_needed) id = 0;   /* a trimmed slot of this class */
         if (id) {
             list[cls] = md_heap.slots[id].next;
             md_heap.slots[id].next = 0;

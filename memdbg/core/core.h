@@ -281,6 +281,9 @@ bool md_check_padding(struct md_slot *s, uintptr_t *bad) MEMDBG_HIDDEN;
 size_t md_padding_damage(const struct md_slot *s, uintptr_t bad, uintptr_t *lo) MEMDBG_HIDDEN;
 uint32_t md_overflow_from_below(const struct md_slot *s, uintptr_t *bad) MEMDBG_HIDDEN;
 uint32_t md_underflow_from_above(const struct md_slot *s, uintptr_t *lo, size_t n) MEMDBG_HIDDEN;
+/* Damage [lo, lo+n) after compact block s runs to the end of its window:
+ * the write may have gone on into bytes no padding check reads. */
+bool md_damage_reaches_window_end(const struct md_slot *s, uintptr_t lo, size_t n) MEMDBG_HIDDEN;
 
 /* Before dying of a signal: leave unused heap and metadata out of the core (core_dump.c). */
 void md_core_trim(void) MEMDBG_HIDDEN;

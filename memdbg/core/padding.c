@@ -116,3 +116,11 @@ size_t md_padding_damage(const struct md_slot *s, uintptr_t bad, uintptr_t *lo)
     *lo = ds + first_bad((const unsigned char *)ds, bad - ds);
     return bad + 1 - *lo;
 }
+
+/* Past a compact block's window lie bytes of the shared page that other
+ * chunks own, live or free: a freed one holds no pattern to check, so
+ * the damage seen may be only the start of what was written. */
+bool md_damage_reaches_window_end(const struct md_slot *s, uintptr_t lo, size_t n)
+{
+    return s->win_hi && lo + n == md_slot_data_hi(s);
+}

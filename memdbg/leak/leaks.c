@@ -354,6 +354,9 @@ static void check_live_padding(void)
             e.slot = &md_heap.slots[above];
             e.how = "a live block was written below its start, into the redzone of the block below it "
                     "(compact mode); found at exit";
+        } else if (e.kind == ERR_OVERFLOW && md_damage_reaches_window_end(s, e.addr, e.access_size)) {
+            e.how = "the padding after a live block was overwritten to the end of its redzone (compact mode), "
+                    "perhaps further; found at exit";
         }
         md_block_read_jmp = NULL;
         md_report_error(&e);

@@ -113,6 +113,17 @@ done
 run "$tmp/o" "$tmp/e" "$md" run --options sample_rate=1099511627776 -- true
 check "sample_rate=2^40 in the options: the library refuses it, names the range" \
 	eval '[ $rc = 1 ] && grep -q "bad value .1099511627776. for option .sample_rate.: expected an integer from 1 to 1000000000" "$tmp/e"'
+printf '#!/bin/sh\necho script ran\n' >"$tmp/script.sh" && chmod +x "$tmp/script.sh"
+run "$tmp/o" "$tmp/e" "$md" run -- "$tmp/script.sh"
+show="$tmp/e"
+check "memdbg run of a script: one note that only its interpreter is checked" \
+	eval '[ $rc = 0 ] && grep -qx "script ran" "$tmp/o" && [ "$(grep -c "note: .*script.sh is a script: memdbg checks its interpreter (/bin/sh), not the programs it runs" "$tmp/e")" = 1 ]'
+run "$tmp/o" "$tmp/e" "$md" run --follow-children=yes -- "$tmp/script.sh"
+check "memdbg run --follow-children=yes of a script: no note" eval '[ $rc = 0 ] && ! grep -q "note:" "$tmp/e"'
+run "$tmp/o" "$tmp/e" "$md" run --options follow_children=1 -- "$tmp/script.sh"
+check "memdbg run --options follow_children=1 of a script: no note" eval '[ $rc = 0 ] && ! grep -q "note:" "$tmp/e"'
+run "$tmp/o" "$tmp/e" "$md" run -- "$ex/uaf"
+check "memdbg run of a compiled program: no note" eval '! grep -q "note:" "$tmp/e"'
 run "$tmp/o" "$tmp/e" "$md" run --log "$tmp/logs" -- "$ex/uaf"
 show="$tmp/e"
 check "memdbg run --log DIR: the report goes to DIR/memdbg.PID, not stderr" \

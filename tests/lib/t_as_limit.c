@@ -17,6 +17,12 @@
 // CHECK-ERROR: heap-buffer-overflow
 // CHECK: is located 0 bytes after 100-byte region
 //
+// TEST: ulimit -v 4000000: one block of more than a quarter of the arena, as glibc serves it
+// RUN: %memdbg %t 4000000 huge
+// EXIT: 0
+// CHECK-NOT: ERROR
+// CHECK-OUT: 1536 MiB block written at both ends
+//
 // TEST: ulimit -v 300000: too small, and the message says so
 // RUN: %memdbg %t 300000 work
 // EXIT: 1
@@ -52,6 +58,15 @@ int main(int argc, char **argv)
     if (!strcmp(argv[2], "overflow")) {
         char *p = malloc(100);
         poke(p, 100);
+        return 0;
+    }
+    if (!strcmp(argv[2], "huge")) {   /* the arena is about 2.6 GiB here */
+        size_t n = (size_t)1536 << 20;
+        char *p = malloc(n);
+        if (!p) { perror("malloc 1536 MiB"); return 3; }
+        p[0] = p[n - 1] = 1;
+        printf("1536 MiB block written at both ends\n");
+        free(p);
         return 0;
     }
     char *blocks[200];
