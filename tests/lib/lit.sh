@@ -29,6 +29,11 @@
 #                                              functions F1, F2... (EREs)
 #   // CHECK-STACK-NOT: HEADER | F1 | ...      ...names none of them
 #
+# A directive's argument is the rest of its line after the colon and one
+# blank, trailing blanks dropped (write [ ] for a space that matters).
+# The program runs under timeout(1), which %memdbg preloads too: a line
+# every process prints (a start-up warning) comes twice.
+#
 # Checks apply to the RUN above them; a test may run several times.  In
 # RUN lines %t is the program, %T the directory of the built tests, %S
 # this directory, %w a scratch directory, %lib the library and %cli the
