@@ -56,17 +56,36 @@ done
 
 mkdir -p "$kdir"
 # Two concurrent builds (make vm-run in two shells) must not interleave
-# their checkouts or write the same objects.
-# The source tree lock (.lock) covers extraction, applying the series and
-# the patched/debug builds, which read build/kernel/linux; the stock build
-# only needs its own worktree and takes stock/.lock instead, so patch work
-# and a stock build do not wait for each other.
-lock() { # fd, file
-	eval "exec $1>\"\$2\""
-	if ! flock -n "$1"; then
-		say "another kernel build holds $2; waiting"
-		flock "$1"
+# their checkouts or write the same objects, and a guest must not boot an
+# image that is being written; but a build of one flavour must not hold up
+# a build or a boot of another (make demo waiting for a debug build).
+# - $kdir/lock.FLAVOUR: held exclusively while that flavour configures and
+#   compiles; kernel/scripts/vm-run.sh takes it shared before it boots the
+#   flavour's image.
+# - $kdir/.lock, the source tree build/kernel/linux: exclusive for the
+#   extraction and for applying kernel/series, shared while patched or
+#   debug compile from it.  The stock flavour has a worktree of its own.
+# An exclusive holder writes what it is doing into the lock file, so a
+# waiter can say what it waits for.  Order: a flavour's lock, then the
+# tree's; each flavour releases both before the next one starts.
+declare -A lock_file lock_mode
+trap 'unlock 9; unlock 8' EXIT
+lock() { # fd, file, -s|-x, what this process needs it for[, what it does holding it]
+	local holder
+	eval "exec $1>>\"\$2\""
+	if ! flock -n "$3" "$1"; then
+		holder=$(cat "$2" 2>/dev/null)
+		say "$4 waits for ${holder:-the builds or guests using it} (lock $2)"
+		flock "$3" "$1"
 	fi
+	lock_file[$1]=$2 lock_mode[$1]=$3
+	[ "$3" = -s ] || printf '%s\n' "$5" >"$2"
+}
+unlock() { # fd: an exclusive holder leaves the file empty (no stale name)
+	[ -n "${lock_file[$1]:-}" ] || return 0
+	[ "${lock_mode[$1]}" = -s ] || : >"${lock_file[$1]}"
+	flock -u "$1"
+	lock_file[$1]=""
 }
 tar_id=$(stat -c '%s %Y' "$tarball")
 tree_ready() {
@@ -74,7 +93,7 @@ tree_ready() {
 }
 # Extraction happens once; later runs need the tree lock only for the
 # flavours that use the tree.
-tree_ready || lock 9 "$kdir/.lock"
+tree_ready || lock 9 "$kdir/.lock" -x "extracting the source" "the extraction of the kernel source (pid $$)"
 
 # gc.auto=0: a background "git gc" would inherit the lock and run for minutes.
 git_src() { git -C "$src" -c gc.auto=0 -c user.name=memdbg -c user.email=memdbg@localhost "$@"; }
@@ -123,6 +142,28 @@ require_clean() {
 	if [ -n "$(git_src status --porcelain -uno)" ]; then
 		die "$src has uncommitted changes: build them with KERNEL_LOCAL=1, or commit and 'make kernel-export' them"
 	fi
+}
+
+# True when apply_series has nothing to change in the tree.
+series_current() {
+	[ "${KERNEL_LOCAL:-0}" = 1 ] && return 0
+	[ -z "$(git_src status --porcelain -uno)" ] &&
+		[ "$(git_src rev-parse --abbrev-ref HEAD)" = patched ] &&
+		[ "$(cat "$kdir/series.applied" 2>/dev/null || true)" = "$(series_id) $(git_src rev-parse patched)" ]
+}
+
+# The source tree for a patched or debug build: held shared for the build,
+# taken exclusively only when the series must be (re)applied first.
+hold_tree() { # flavour
+	while :; do
+		lock 9 "$kdir/.lock" -s "the $1 kernel build"
+		series_current && { apply_series; return 0; }
+		unlock 9
+		lock 9 "$kdir/.lock" -x "applying kernel/series for the $1 kernel" \
+			"the $1 kernel build applying kernel/series (pid $$)"
+		apply_series
+		unlock 9
+	done
 }
 
 apply_series() {
@@ -280,28 +321,24 @@ build_id() {
 	echo "$commit $(cat $(fragments_for "$flavour") | sha256sum | cut -d' ' -f1)"
 }
 
+unlock 9   # (the extraction's)
 for flavour in "$@"; do
 	obj=$(obj_of "$flavour")
-	if [ "$flavour" = stock ]; then
-		flock -u 9 2>/dev/null || true
-		lock 8 "$kdir/stock/.lock"
-	else
-		lock 9 "$kdir/.lock"
-		apply_series
-	fi
+	lock 8 "$kdir/lock.$flavour" -x "the $flavour kernel build" "the $flavour kernel build (pid $$)"
+	[ "$flavour" = stock ] || hold_tree "$flavour"
 	if [ "${KERNEL_LOCAL:-0}" != 1 ] && [ -f "$obj/arch/x86/boot/bzImage" ] &&
 		[ "$(cat "$obj/built.stamp" 2>/dev/null)" = "$(build_id "$flavour")" ]; then
 		[ -n "${MEMDBG_KERNEL_QUIET:-}" ] ||
 			say "$flavour kernel is up to date ($(cat "$obj/include/config/kernel.release"))"
-		if [ "$flavour" = stock ]; then flock -u 8; fi
-		continue
-	fi
-	configure "$flavour"
-	compile "$flavour"
-	if [ "${KERNEL_LOCAL:-0}" != 1 ]; then
-		build_id "$flavour" >"$obj/built.stamp"
 	else
-		rm -f "$obj/built.stamp"
+		configure "$flavour"
+		compile "$flavour"
+		if [ "${KERNEL_LOCAL:-0}" != 1 ]; then
+			build_id "$flavour" >"$obj/built.stamp"
+		else
+			rm -f "$obj/built.stamp"
+		fi
 	fi
-	if [ "$flavour" = stock ]; then flock -u 8; fi
+	unlock 9
+	unlock 8
 done

@@ -82,10 +82,26 @@ for n in timeout mem cpus swap_mib; do
 done
 case $kvm in auto | on | off) ;; *) die "--kvm takes auto, on or off, got '$kvm'" ;; esac
 
+flavour_lock=
 case $kernel in
-patched | stock | debug) image=$build/kernel/obj-$kernel/arch/x86/boot/bzImage ;;
+patched | stock | debug)
+	image=$build/kernel/obj-$kernel/arch/x86/boot/bzImage
+	flavour_lock=$build/kernel/lock.$kernel
+	;;
 *) image=$kernel ;;
 esac
+# A build of this flavour (kernel/scripts/build-kernel.sh) holds its lock
+# exclusively and rewrites the image in place: wait for that build only,
+# saying so, and boot a copy taken under the lock, so that a build started
+# during the run waits for nothing.  Builds of other flavours do not
+# matter here.
+if [ -n "$flavour_lock" ] && [ -d "${flavour_lock%/*}" ]; then
+	exec 7>>"$flavour_lock"
+	if ! flock -n -s 7; then
+		say "waiting for the $kernel kernel: $(cat "$flavour_lock" 2>/dev/null || true) holds $flavour_lock"
+		flock -s 7
+	fi
+fi
 if [ ! -f "$image" ]; then
 	case $kernel in
 	patched | stock | debug) die "no $kernel kernel at $image: run 'make kernel' first" ;;
@@ -110,6 +126,11 @@ swap_img=$build/vm/swap-${swap_mib}M.img
 ) 9>"$build/vm/.swap.lock"
 
 rundir=$(mktemp -d "$build/vm/runs/$(date +%Y%m%d-%H%M%S)-XXXX")
+if [ -n "$flavour_lock" ]; then
+	cp "$image" "$rundir/bzImage" || die "cannot copy $image into $rundir"
+	image=$rundir/bzImage
+	exec 7>&-
+fi
 share=$rundir/share
 mkdir -p "$share"
 log=$rundir/console.log
@@ -222,6 +243,7 @@ while kill -0 "$qemu_pid" 2>/dev/null; do
 	sleep 0.2
 done
 wait "$qemu_pid" 2>/dev/null || true
+[ -z "$flavour_lock" ] || rm -f "$rundir/bzImage"
 wait $tail_out $tail_err $tail_con 2>/dev/null || true
 trap - EXIT
 

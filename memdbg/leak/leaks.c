@@ -299,24 +299,26 @@ static bool report_leaks(void)
     }
     md_putc(b, '\n');
     md_print_suppressions_used(b);
-    md_puts(b, "SUMMARY: memdbg: ");
-    md_putu(b, total);
-    md_puts(b, " byte(s) leaked in ");
-    md_putu(b, blocks);
-    md_puts(b, " allocation(s).");
-    if (sup_blocks) {
-        md_putc(b, ' ');
-        md_putu(b, sup_bytes);
-        md_puts(b, " byte(s) in ");
-        md_putu(b, sup_blocks);
-        md_puts(b, " allocation(s) suppressed.");
+    if (md_opt.print_summary) {
+        md_puts(b, "SUMMARY: memdbg: ");
+        md_putu(b, total);
+        md_puts(b, " byte(s) leaked in ");
+        md_putu(b, blocks);
+        md_puts(b, " allocation(s).");
+        if (sup_blocks) {
+            md_putc(b, ' ');
+            md_putu(b, sup_bytes);
+            md_puts(b, " byte(s) in ");
+            md_putu(b, sup_blocks);
+            md_puts(b, " allocation(s) suppressed.");
+        }
+        if (md_opt.sample_rate > 1) {
+            md_puts(b, " Sampled mode: only the guarded blocks (about 1 in ");
+            md_putu(b, (unsigned)md_opt.sample_rate);
+            md_puts(b, ") are checked.");
+        }
+        md_putc(b, '\n');
     }
-    if (md_opt.sample_rate > 1) {
-        md_puts(b, " Sampled mode: only the guarded blocks (about 1 in ");
-        md_putu(b, (unsigned)md_opt.sample_rate);
-        md_puts(b, ") are checked.");
-    }
-    md_putc(b, '\n');
     md_report_end(b);
     return true;
 }

@@ -371,6 +371,7 @@ static void json_body(struct md_buf *b, const struct md_error_info *e)
 
 static void put_summary(struct md_buf *b, const struct md_error_info *e, const char *kind)
 {
+    if (!md_opt.print_summary) return;
     md_puts(b, "SUMMARY: memdbg: ");
     if (e->kind == ERR_PARAM_OVERLAP) {
         md_puts(b, e->function);

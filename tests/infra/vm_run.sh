@@ -46,9 +46,35 @@ check "the command runs as root" test "${line[8]:-}" = 0
 check "stderr comes back separately from stdout" \
 	bash -c '[ "$(grep -v "^memdbg vm-run:" "$1")" = to-stderr ] && ! grep -q to-stderr "$2"' _ "$tmp/err" "$tmp/out"
 
-run $vm --kernel stock -- 'uname -r'
+# The build lock is per flavour: while a debug build holds its lock, the
+# stock kernel boots at once and a debug boot says what it waits for.  (A
+# build tree of its own whose images are the real ones, so that holding its
+# lock holds up nobody else.)
+lb=$tmp/build
+for f in stock debug; do
+	mkdir -p "$lb/kernel/obj-$f/arch/x86/boot"
+	ln -s "$PWD/build/kernel/obj-$f/arch/x86/boot/bzImage" "$lb/kernel/obj-$f/arch/x86/boot/bzImage"
+done
+(
+	exec 6>>"$lb/kernel/lock.debug"
+	flock -x 6
+	echo "the debug kernel build (pid $BASHPID)" >"$lb/kernel/lock.debug"
+	touch "$tmp/held"
+	exec sleep 600
+) &
+holder=$!
+while [ ! -e "$tmp/held" ]; do sleep 0.1; done
+run env BUILD="$lb" $vm --kernel stock -- 'uname -r'
 check "KERNEL=stock boots the unpatched 6.12 (-stock) kernel" \
 	bash -c '[ "$1" = 0 ] && grep -qE "^6\.12\.[0-9]+-stock$" "$2"' _ "$rc" "$tmp/out"
+check "a stock boot does not wait for a debug build" \
+	bash -c '[ "$1" = 0 ] && ! grep -q waiting "$2"' _ "$rc" "$tmp/err"
+run env BUILD="$lb" timeout 5 $vm --kernel debug -- true
+check "a debug boot waits for the debug build and names it" \
+	bash -c '[ "$1" = 124 ] && grep -q "waiting for the debug kernel: the debug kernel build (pid [0-9]*) holds .*/lock.debug" "$2"' \
+	_ "$rc" "$tmp/err"
+kill "$holder"
+wait "$holder" 2>/dev/null
 
 run $vm -- 'no-such-command-memdbg'
 check "a command that does not exist returns 127, like a shell" test "$rc" = 127

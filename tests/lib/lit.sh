@@ -29,10 +29,17 @@
 #                                              functions F1, F2... (EREs)
 #   // CHECK-STACK-NOT: HEADER | F1 | ...      ...names none of them
 #
+# A directive's argument is the rest of its line after the colon and one
+# blank, trailing blanks dropped (write [ ] for a space that matters).
+# The program runs under timeout(1), which %memdbg preloads too: a line
+# every process prints (a start-up warning) comes twice.
+#
 # Checks apply to the RUN above them; a test may run several times.  In
 # RUN lines %t is the program, %T the directory of the built tests, %S
-# this directory, %w a scratch directory; in checks %backend is the
-# backend in use.  Every RUN needs a check after
+# this directory, %w a scratch directory, %lib the library and %cli the
+# memdbg command (also inside VAR=VALUE words, for a run that preloads
+# the library itself); in RUN lines and checks %backend is the backend
+# in use.  Every RUN needs a check after
 # it, and an unknown directive fails its test: a misspelt CHECK must not
 # pass unnoticed.
 #
@@ -78,6 +85,7 @@ if [ ${#files[@]} = 0 ]; then
 fi
 
 LIB=$(cd "$BUILD" && pwd)/libmemdbg.so
+CLI=$(cd "$BUILD" && pwd)/memdbg
 T=$(cd "$BUILD" && pwd)/tests/lib
 TEST_TIMEOUT=${MEMDBG_TEST_TIMEOUT:-120}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/memdbg-lit.XXXXXX")
@@ -107,6 +115,10 @@ fail() { FAIL_NOTES+=("$*"); }
 run_line() {
     local prog=$1 line=$2 words w envs=() cmd=() opts="" preload=0
     line=${line//%w/$WORK}
+    line=${line//%lib/$LIB}
+    line=${line//%cli/$CLI}
+    line=${line//%backend/$ACTUAL}
+    line=${line//%T\//$T/}
     read -r -a words <<<"$line"
     local i=0
     while [ $i -lt ${#words[@]} ] && [[ ${words[$i]} =~ ^[A-Za-z_][A-Za-z0-9_]*= ]]; do
@@ -119,7 +131,6 @@ run_line() {
     for w in "${words[@]:$i}"; do
         case $w in
             %t) w=$T/$prog ;;
-            %T/*) w=$T/${w#%T/} ;;
             %S/*) w=$SRC_DIR/${w#%S/} ;;
         esac
         cmd+=("$w")

@@ -19,6 +19,258 @@
  *              cannot be read
  *   rss N SIZE N live blocks of SIZE bytes: prints VmRSS, Pss and the
  *              heap file's size in KiB */
+// Compact mode needs the nonlinear backend (the emulated one on the host).
+// TEST: compact: small blocks share a file page
+// REQUIRES: backend=nonlinear
+// RUN: %memdbg -o compact=1 %t share
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^shared=1$
+// A page per block: not shared.
+// RUN: %memdbg -o compact=0 %t share
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^shared=0$
+//
+// TEST: compact: a freed block's bytes serve the next block at a new address
+// REQUIRES: backend=nonlinear
+// RUN: %memdbg -o compact=1 %t reuse
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^reuse new_address=1 same_offset=1$
+//
+// TEST: compact: use-after-free page-exact after 100k reuses of its bytes (also compact_defer)
+// REQUIRES: backend=nonlinear
+// RUN: %memdbg -o compact=1 %t uaf
+// EXIT: 1
+// CHECK-ERROR: heap-use-after-free
+// CHECK: is located 5 bytes inside of 32-byte region
+// CHECK-STACK: ^freed by thread T0 here: | free | free_buffer | main
+// CHECK-STACK: ^previously allocated by thread T0 here: | malloc | make_buffer | main
+// CHECK-OUT: ^reading$
+// CHECK-OUT-NOT: ^read[ ]
+// RUN: %memdbg -o compact=1:compact_defer=64 %t uaf
+// EXIT: 1
+// CHECK-ERROR: heap-use-after-free
+// CHECK: is located 5 bytes inside of 32-byte region
+// CHECK-STACK: ^freed by thread T0 here: | free | free_buffer | main
+// CHECK-STACK: ^previously allocated by thread T0 here: | malloc | make_buffer | main
+// CHECK-OUT: ^reading$
+// CHECK-OUT-NOT: ^read[ ]
+//
+// TEST: compact: overflow at the page end faults at the access
+// REQUIRES: backend=nonlinear
+// RUN: %memdbg -o compact=1 %t pageend
+// EXIT: 1
+// CHECK-ERROR: heap-buffer-overflow
+// CHECK: is located 0 bytes after 32-byte region
+// CHECK-STACK: ^WRITE of size 1 | do_overflow_write | main
+// CHECK-OUT-NOT: survived
+//
+// Inside the shared page an overflow is found at free; with a page per block
+// at the access.
+// TEST: compact: overflow within the shared page found at free
+// REQUIRES: backend=nonlinear
+// RUN: %memdbg -o compact=1 %t inpage
+// EXIT: 1
+// CHECK-ERROR: heap-buffer-overflow
+// CHECK: is located 0 bytes after 32-byte region
+// CHECK: found when it was freed
+// CHECK-OUT: ^survived the write$
+// RUN: %memdbg -o compact=0 %t inpage
+// EXIT: 1
+// CHECK-ERROR: heap-buffer-overflow
+// CHECK-OUT-NOT: survived
+// CHECK-NOT: found when it was freed
+//
+// t_align checks glibc's 16-byte promise, which alignment=16 keeps.
+// TEST: compact: double free, realloc, memalign, calloc, fork, C++, stress
+// REQUIRES: backend=nonlinear
+// RUN: %memdbg -o compact=1 %T/t_double_free
+// EXIT: 1
+// CHECK-ERROR: double-free
+// RUN: %memdbg -o compact=1 %T/t_realloc_chain
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+// RUN: %memdbg -o compact=1:alignment=16 %T/t_align
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+// RUN: %memdbg -o compact=1 %T/t_sizes
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+// RUN: %memdbg -o compact=1 %T/t_fork
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+// RUN: %memdbg -o compact=1 %T/t_cxx
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+// RUN: %memdbg -o compact=1 %T/t_stress 20000
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^ok$
+// RUN: %memdbg -o compact=1:compact_defer=16 %T/t_realloc_chain
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+// RUN: %memdbg -o compact=1:compact_defer=16:alignment=16 %T/t_align
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+// RUN: %memdbg -o compact=1:compact_defer=16 %T/t_sizes
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+// RUN: %memdbg -o compact=1:compact_defer=16 %T/t_fork
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+// RUN: %memdbg -o compact=1:compact_defer=16 %T/t_cxx
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+// RUN: %memdbg -o compact=1:compact_defer=16 %T/t_stress 20000
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^ok$
+// RUN: %memdbg -o compact=1:quarantine_size_mb=0 %T/t_realloc_chain
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+// RUN: %memdbg -o compact=1:quarantine_size_mb=0:alignment=16 %T/t_align
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+// RUN: %memdbg -o compact=1:quarantine_size_mb=0 %T/t_sizes
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+// RUN: %memdbg -o compact=1:quarantine_size_mb=0 %T/t_fork
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+// RUN: %memdbg -o compact=1:quarantine_size_mb=0 %T/t_cxx
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+// RUN: %memdbg -o compact=1:quarantine_size_mb=0 %T/t_stress 20000
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^ok$
+//
+// TEST: compact: 4 threads with cross-thread frees
+// REQUIRES: backend=nonlinear
+// RUN: %memdbg -o compact=1 %T/t_threads
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+// RUN: %memdbg -o compact=1:compact_defer=16 %T/t_threads
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+// RUN: %memdbg -o compact=1:quarantine_size_mb=0 %T/t_threads
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+//
+// An overflow past the redzone is the overflowing block's, not its neighbour's.
+// TEST: compact: an overflow into the block above is reported as the overflowing block's
+// REQUIRES: backend=nonlinear
+// RUN: %memdbg -o compact=1 %t blame 24
+// EXIT: 1
+// CHECK-ERROR: heap-buffer-overflow
+// CHECK-OUT: ^overflowed$
+// CHECK-OUT-NOT: not neighbours
+// CHECK: is located 0 bytes after 96-byte region
+// CHECK: into the padding of the block above it
+// CHECK-STACK: ^allocated by thread | make_lower
+// CHECK-NOT: [ ]in make_upper[ ]
+// Both live at exit: one report, the overflowing block's.
+// RUN: %memdbg -o compact=1:detect_leaks=0 %t blame 40 keep
+// EXIT: 1
+// CHECK-ERROR: heap-buffer-overflow
+// CHECK: is located 0 bytes after 96-byte region
+// CHECK-STACK: ^allocated by thread | make_lower
+// CHECK-COUNT: 1 ERROR: memdbg
+// CHECK-NOT: heap-buffer-underflow
+// The lower block's page unreadable: the upper one's damage as before, no
+// fault in memdbg.
+// RUN: %memdbg -o compact=1:detect_leaks=0 %t blame 24 protect
+// EXIT: 1
+// CHECK-ERROR: heap-buffer-underflow
+// CHECK: is located 16 bytes before 96-byte region
+// CHECK-NOT: SEGV|fault in report
+//
+// TEST: compact (emulated): an overflow into the block above is reported as the overflowing block's
+// REQUIRES: backend!=nonlinear
+// RUN: LD_PRELOAD=%lib MEMDBG_OPTIONS=backend=nonlinear:nonlinear_emulation=1:compact=1 %t blame 24
+// EXIT: 1
+// CHECK-ERROR: heap-buffer-overflow
+// CHECK-OUT: ^overflowed$
+// CHECK-OUT-NOT: not neighbours
+// CHECK: is located 0 bytes after 96-byte region
+// CHECK: into the padding of the block above it
+// CHECK-STACK: ^allocated by thread | make_lower
+// CHECK-NOT: [ ]in make_upper[ ]
+// Both live at exit: one report, the overflowing block's.
+// RUN: LD_PRELOAD=%lib MEMDBG_OPTIONS=backend=nonlinear:nonlinear_emulation=1:compact=1:detect_leaks=0 %t blame 40 keep
+// EXIT: 1
+// CHECK-ERROR: heap-buffer-overflow
+// CHECK: is located 0 bytes after 96-byte region
+// CHECK-STACK: ^allocated by thread | make_lower
+// CHECK-COUNT: 1 ERROR: memdbg
+// CHECK-NOT: heap-buffer-underflow
+// The lower block's page unreadable: the upper one's damage as before, no
+// fault in memdbg.
+// RUN: LD_PRELOAD=%lib MEMDBG_OPTIONS=backend=nonlinear:nonlinear_emulation=1:compact=1:detect_leaks=0 %t blame 24 protect
+// EXIT: 1
+// CHECK-ERROR: heap-buffer-underflow
+// CHECK: is located 16 bytes before 96-byte region
+// CHECK-NOT: SEGV|fault in report
+//
+// Blocks at a page start cannot share pages: warned, a page per block.
+// TEST: compact=1 with protect_below=1: warned and ignored
+// REQUIRES: backend=nonlinear
+// RUN: %memdbg -o compact=1:protect_below=1 %t share
+// EXIT: 0
+// CHECK-OUT: ^shared=0
+// CHECK: ^==[0-9]+==WARNING: memdbg: compact=1 is ignored with protect_below=1
+//
+// TEST: compact=1 with protect_below=1 (emulated): warned and ignored
+// REQUIRES: backend!=nonlinear
+// RUN: LD_PRELOAD=%lib MEMDBG_OPTIONS=backend=nonlinear:nonlinear_emulation=1:compact=1:protect_below=1 %t share
+// EXIT: 0
+// CHECK-OUT: ^shared=0
+// CHECK: ^==[0-9]+==WARNING: memdbg: compact=1 is ignored with protect_below=1
+
 #include "proc_kb.h"
 #include <stdint.h>
 #include <stdio.h>

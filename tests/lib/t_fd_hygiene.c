@@ -49,6 +49,23 @@
 // CHECK-NOT: ERROR: memdbg
 // CHECK-NOT: WARNING
 // CHECK-OUT: ^ok$
+//
+// TEST: dup2 over every fd behind another preload's read/close/pipe2 wrappers: file unchanged (3 runs)
+// RUN: LD_PRELOAD=%T/mod_wrapio.so:%lib MEMDBG_OPTIONS=backend=%backend %t dup2
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^ok [0-9]+ fds$
+// RUN: LD_PRELOAD=%T/mod_wrapio.so:%lib MEMDBG_OPTIONS=backend=%backend %t dup2
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^ok [0-9]+ fds$
+// RUN: LD_PRELOAD=%T/mod_wrapio.so:%lib MEMDBG_OPTIONS=backend=%backend %t dup2
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^ok [0-9]+ fds$
 
 #define _GNU_SOURCE
 #include <errno.h>

@@ -35,6 +35,19 @@
 // CHECK-STACK: ^WRITE of size 1 | child_writes_past | child_bug | main
 // CHECK-STACK: ^allocated by thread T0 here: | malloc | make_buffer | child_bug | main
 // CHECK-NOT: detected memory leaks
+//
+// TEST: nonlinear logic (emulated): fork, alignment
+// REQUIRES: backend!=nonlinear
+// RUN: LD_PRELOAD=%lib MEMDBG_OPTIONS=backend=nonlinear:nonlinear_emulation=1 %t
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+// RUN: LD_PRELOAD=%lib MEMDBG_OPTIONS=backend=nonlinear:nonlinear_emulation=1:alignment=16 %T/t_align
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
 
 #include <stdio.h>
 #include <stdlib.h>

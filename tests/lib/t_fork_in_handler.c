@@ -27,6 +27,42 @@
  * Prints "forks N, children failed M" and exits 0 when every child passed;
  * a hang ends at the watchdog (alarm, SIGALRM kills). */
 #define _GNU_SOURCE
+// TEST: fork from a signal handler inside malloc/free: no hang, the child's heap works (also forking again, exiting)
+// RUN: %memdbg %t self
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^forks 100, children failed 0$
+// RUN: %memdbg %t thread
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^forks 100, children failed 0$
+// RUN: %memdbg %t twice
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^forks 100, children failed 0$
+// In exit mode what is timed is the wait for the lock, not a leak scan.
+// RUN: %memdbg -o detect_leaks=0 %t exit
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^forks 100, children failed 0$
+//
+// TEST: compact: fork from a signal handler inside malloc/free
+// REQUIRES: backend=nonlinear
+// RUN: %memdbg -o compact=1 %t self
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^forks 100, children failed 0$
+// RUN: %memdbg -o compact=1 %t thread
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^forks 100, children failed 0$
+
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>

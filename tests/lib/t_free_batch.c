@@ -38,6 +38,23 @@
 // RUN: %memdbg -o free_batch=64 %t double
 // EXIT: 1
 // CHECK-ERROR: double-free
+//
+// TEST: free_batch: threads, fork, quarantine 0
+// RUN: %memdbg -o free_batch=32 %T/t_threads
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^ok$
+// RUN: %memdbg -o free_batch=32 %T/t_fork
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+// RUN: %memdbg -o free_batch=32:quarantine_size_mb=0 %T/t_stress 20000
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^ok$
 
 #include <errno.h>
 #include <pthread.h>

@@ -42,6 +42,21 @@
 // RUN: %memdbg -o detect_leaks=maybe %T/t_early
 // EXIT: 1
 // CHECK: bad value 'maybe' for option 'detect_leaks'
+//
+// TEST: print_summary=0: leak and error reports without their SUMMARY line
+// RUN: %memdbg -o print_summary=0 %t
+// EXIT: 1
+// CHECK: ^Direct leak of 1000 byte\(s\) in 1 object\(s\) allocated from:
+// CHECK-NOT: SUMMARY
+// CHECK-NOT: WARNING
+// RUN: %memdbg -o print_summary=0 %T/t_uaf read
+// EXIT: 1
+// CHECK-ERROR: heap-use-after-free
+// CHECK-STACK: ^freed by thread T0 here: | free_buffer | main
+// CHECK-NOT: SUMMARY
+// RUN: %memdbg -o print_summary=1 %T/t_uaf read
+// EXIT: 1
+// CHECK: ^SUMMARY: memdbg: heap-use-after-free in use_after_free
 
 #include <stdio.h>
 #include <stdlib.h>

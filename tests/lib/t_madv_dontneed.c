@@ -3,6 +3,19 @@
  * memory, so the pages read back as zeros.  Prints what the page holds
  * afterwards: "zero" or "old". */
 #define _GNU_SOURCE
+// TEST: MADV_DONTNEED on malloc'd memory: the page reads zeros, as with glibc
+// REQUIRES: backend!=nonlinear
+// RUN: %memdbg %t
+// EXIT: 0
+// CHECK-OUT: ^zero$
+// On nonlinear the heap is a MAP_SHARED memfd, whose file keeps the data
+// (documented).
+// TEST: MADV_DONTNEED on malloc'd memory: the old data or zeros (nonlinear)
+// REQUIRES: backend=nonlinear
+// RUN: %memdbg %t
+// EXIT: 0
+// CHECK-OUT: ^(old|zero)$
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

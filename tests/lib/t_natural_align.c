@@ -11,6 +11,32 @@
  *   t_natural_align align       counts blocks of malloc(1..64) whose address
  *                               is not a multiple of the largest power of
  *                               two (up to 16) dividing their size */
+// TEST: blocks keep the alignment of their size; alignment=16 keeps the slack
+// RUN: %memdbg %t align
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^misaligned 0$
+// RUN: %memdbg -o alignment=16 %t read 10
+// EXIT: 0
+// CHECK-OUT: ^survived
+// One byte of slack: the default keeps odd sizes 2-aligned.
+// RUN: %memdbg %t read 9
+// EXIT: 0
+// CHECK-OUT: ^survived
+// RUN: %memdbg -o alignment=1 %t align
+// EXIT: 0
+// CHECK-OUT: ^misaligned 0$
+// CHECK: WARNING: memdbg: alignment=1 puts odd-sized blocks at odd addresses
+//
+// TEST: heap-buffer-underflow found at free names the whole damaged range
+// RUN: %memdbg %t under4
+// EXIT: 1
+// CHECK-ERROR: heap-buffer-underflow
+// CHECK: ^WRITE of size 4 at 0x
+// CHECK: is located 4 bytes before 16-byte region
+// CHECK: found when it was freed
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,6 +2,13 @@
 // 16 bytes on (__STDCPP_DEFAULT_NEW_ALIGNMENT__), the largest power of two
 // not above the size below that; aligned new its own alignment.  Prints
 // the number of blocks that break it.
+// TEST: operator new: 16-byte alignment from 16 bytes on, aligned new as asked
+// RUN: %memdbg %t
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^misaligned 0$
+
 #include <cstdint>
 #include <cstdio>
 #include <new>

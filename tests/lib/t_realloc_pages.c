@@ -19,6 +19,62 @@
 // CHECK-STACK: ^freed by thread T0 here: | realloc | resize_pages | main
 // CHECK-STACK: ^previously allocated by thread T0 here: | malloc | make_pages | main
 // CHECK-NOT: survived
+//
+// The nonlinear backend moves the file pages (the same frames at the new
+// address, counted by print_stats); the others copy.  Sizes 1, 2, 3, 8, 40,
+// 5, 1, 3 pages: 7 reallocs keeping 21 pages; with protect_below=1 the
+// shrinks (and the regrowth into the pages the block still has) stay in
+// place: 4 moves of 14 pages, frames kept by all.
+// TEST: realloc of page-sized blocks moves pages (nonlinear)
+// REQUIRES: backend=nonlinear
+// RUN: %memdbg -o print_stats=1 %t chain
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^ok$
+// CHECK: reallocs by moving pages 7 \(21 pages\)
+// CHECK-OUT: ^same-frames ([0-9]+) of \1$
+// RUN: %memdbg -o print_stats=1:protect_below=1 %t chain
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^ok$
+// CHECK: reallocs by moving pages 4 \(14 pages\)
+// CHECK-OUT: ^same-frames ([0-9]+) of \1$
+//
+// TEST: realloc of page-sized blocks copies (guard, mprotect)
+// REQUIRES: backend!=nonlinear
+// RUN: %memdbg -o print_stats=1 %t chain
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^ok$
+// CHECK: reallocs by moving pages 0 \(0 pages\)
+// CHECK-OUT: ^same-frames 0 of [0-9]
+// RUN: %memdbg -o print_stats=1:protect_below=1 %t chain
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^ok$
+// CHECK: reallocs by moving pages 0 \(0 pages\)
+//
+// On a kernel without the series the nonlinear backend's logic still runs,
+// each remap_file_pages emulated by mmap(MAP_FIXED): small programs only,
+// since that makes one VMA per call.
+// TEST: nonlinear logic (emulated): realloc moves pages
+// REQUIRES: backend!=nonlinear
+// RUN: LD_PRELOAD=%lib MEMDBG_OPTIONS=backend=nonlinear:nonlinear_emulation=1:print_stats=1 %t chain
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^ok$
+// CHECK: reallocs by moving pages 7 \(21 pages\)
+// CHECK-OUT: ^same-frames ([0-9]+) of \1$
+// RUN: LD_PRELOAD=%lib MEMDBG_OPTIONS=backend=nonlinear:nonlinear_emulation=1 %t stale
+// EXIT: 1
+// CHECK-ERROR: heap-use-after-free
+// CHECK: is located 5000 bytes inside of 12288-byte region
+// CHECK-STACK: ^freed by thread T0 here: | realloc | resize_pages | main
 
 #include <fcntl.h>
 #include <stdint.h>

@@ -23,6 +23,19 @@
 // CHECK-NOT: ERROR: memdbg
 // CHECK-NOT: WARNING
 // CHECK-OUT: ok
+//
+// TEST: nonlinear logic (emulated): recycled file pages, calloc zeroing
+// REQUIRES: backend!=nonlinear
+// RUN: LD_PRELOAD=%lib MEMDBG_OPTIONS=backend=nonlinear:nonlinear_emulation=1:quarantine_size_mb=0 %t
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+// RUN: LD_PRELOAD=%lib MEMDBG_OPTIONS=backend=nonlinear:nonlinear_emulation=1:quarantine_size_mb=0 %T/t_realloc_chain
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
 
 #include <errno.h>
 #include <malloc.h>

@@ -22,6 +22,29 @@
  *     call sites, then RssAnon while they all wait (a table's pages become
  *     resident as they are used: a few, not 160 KiB per thread). */
 #define _GNU_SOURCE
+// TEST: stack memo: reports name the right one of a wrapper's three callers (also stack_memo=0, sigaltstack)
+// RUN: %memdbg %t 3000 uaf
+// EXIT: 1
+// CHECK-ERROR: heap-use-after-free
+// CHECK-STACK: ^freed by thread T0 here: | wrap_free | release_gamma | main
+// CHECK-STACK-NOT: ^freed by thread T0 here: | release_alpha | release_beta
+// CHECK-STACK: ^previously allocated by thread T0 here: | wrap_alloc | from_beta | main
+// CHECK-STACK-NOT: ^previously allocated by thread T0 here: | from_alpha | from_gamma
+// RUN: %memdbg -o stack_memo=0 %t 3000 uaf
+// EXIT: 1
+// CHECK-ERROR: heap-use-after-free
+// CHECK-STACK: ^freed by thread T0 here: | wrap_free | release_gamma | main
+// CHECK-STACK-NOT: ^freed by thread T0 here: | release_alpha | release_beta
+// CHECK-STACK: ^previously allocated by thread T0 here: | wrap_alloc | from_beta | main
+// CHECK-STACK-NOT: ^previously allocated by thread T0 here: | from_alpha | from_gamma
+// malloc in a handler on a sigaltstack above the thread's stack: the caller
+// below the signal frame is named right.
+// RUN: %memdbg %t altstack
+// EXIT: 1
+// CHECK-ERROR: heap-use-after-free
+// CHECK-STACK: ^previously allocated by thread T1 here: | on_usr1 | raise_from_beta
+// CHECK-STACK-NOT: ^previously allocated by thread T1 here: | raise_from_alpha
+
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>

@@ -2,6 +2,70 @@
 /* 200k live blocks of random sizes: fill, verify, free in random order.
  * Prints the number of VMAs of the memdbg heap while all blocks are live. */
 #define _GNU_SOURCE
+// TEST: mprotect: warns before vm.max_map_count instead of dying
+// REQUIRES: backend=mprotect
+// RUN: %memdbg %t 100000
+// EXIT: 0
+// CHECK-OUT: ^ok$
+// CHECK: WARNING: memdbg: backend mprotect is at about [0-9]+ VMAs of vm.max_map_count
+// CHECK-NOT: ERROR
+//
+// TEST: background_thread=1 (opt-in helper thread)
+// RUN: %memdbg -o background_thread=1 %t 20000
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^ok$
+// RUN: %memdbg -o background_thread=1:quarantine_size_mb=0 %T/t_sizes
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+// RUN: %memdbg -o background_thread=1 %T/t_fork
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+// RUN: %memdbg -o background_thread=1 %T/t_uaf read
+// EXIT: 1
+// CHECK-ERROR: heap-use-after-free
+//
+// Addresses reused at once: pending drops must finish first.
+// TEST: quarantine 0: immediate reuse with the background thread
+// RUN: %memdbg -o quarantine_size_mb=0 %t 20000
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^ok$
+// RUN: %memdbg -o quarantine_size_mb=0 %T/t_threads
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^ok$
+//
+// Freed small pages kept for the slot's next block: calloc zeroes them, and
+// a use-after-free within the quarantine window is still caught.
+// TEST: recycle_pages=1: zeroing, stress, threads, UAF within the window
+// RUN: %memdbg -o recycle_pages=1:quarantine_size_mb=0 %T/t_sizes
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ok
+// RUN: %memdbg -o recycle_pages=1:quarantine_size_mb=0 %t 20000
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^ok$
+// RUN: %memdbg -o recycle_pages=1:quarantine_size_mb=0 %T/t_threads
+// EXIT: 0
+// CHECK-NOT: ERROR: memdbg
+// CHECK-NOT: WARNING
+// CHECK-OUT: ^ok$
+// 10k frees stay within a 128 MiB window.
+// RUN: %memdbg -o recycle_pages=1:quarantine_size_mb=128 %T/t_uaf write
+// EXIT: 1
+// CHECK-ERROR: heap-use-after-free
+
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>

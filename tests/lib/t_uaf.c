@@ -44,6 +44,22 @@
 // TEST: exitcode= on a fault
 // RUN: %memdbg -o exitcode=42 %t read
 // EXIT: 42
+//
+// TEST: nonlinear logic (emulated): reports
+// REQUIRES: backend!=nonlinear
+// RUN: LD_PRELOAD=%lib MEMDBG_OPTIONS=backend=nonlinear:nonlinear_emulation=1 %t read
+// EXIT: 1
+// CHECK-ERROR: heap-use-after-free
+// CHECK: is located 5 bytes inside of 32-byte region
+// RUN: LD_PRELOAD=%lib MEMDBG_OPTIONS=backend=nonlinear:nonlinear_emulation=1 %T/t_overflow guard
+// EXIT: 1
+// CHECK-ERROR: heap-buffer-overflow
+// CHECK: is located 0 bytes after 16-byte region
+//
+// TEST: memdbg run --backend --options
+// RUN: MEMDBG_LIB=%lib %cli run --backend %backend --options exitcode=9 -- %t read
+// EXIT: 9
+// CHECK-ERROR: heap-use-after-free
 
 #include <stdio.h>
 #include <stdlib.h>
