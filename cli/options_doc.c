@@ -35,14 +35,14 @@ static void md_cell(const char *s)
 static void md_accepts(const struct md_option_desc *d)
 {
     char text[160];
-    if (d->type == MD_OPT_ENUM) {
+    if (d->type == MD_OPTION_TYPE_ENUM) {
         const char *const *names = md_option_enum_names(d);
         for (int i = 0; names[i]; i++) printf("%s`%s`", i ? ", " : "", names[i]);
         return;
     }
     md_option_accepts(d, text, sizeof text);
-    if (d->type == MD_OPT_BOOL) printf("`0`/`1`");
-    else if (d->type == MD_OPT_PATH) printf("%s bytes", text);
+    if (d->type == MD_OPTION_TYPE_BOOL) printf("`0`/`1`");
+    else if (d->type == MD_OPTION_TYPE_PATH) printf("%s bytes", text);
     else md_cell(text[0] ? text : "any");
 }
 
@@ -68,7 +68,7 @@ static void markdown(void)
            "**path** a file name; an **enum** one of the names listed.\n\n");
     printf("| option | type | accepts | default | meaning |\n"
            "| --- | --- | --- | --- | --- |\n");
-    for (size_t i = 0; i < MD_OPT_COUNT; i++) {
+    for (size_t i = 0; i < MD_OPTION_ID_COUNT; i++) {
         const struct md_option_desc *d = &md_option_table[i];
         printf("| `%s` | %s | ", d->name, md_option_type_name(d));
         md_accepts(d);
@@ -122,10 +122,10 @@ static void troff_tag(const struct md_option_desc *d)
     md_option_accepts(d, accepts, sizeof accepts);
     md_option_default_text(d, dflt, sizeof dflt);
     printf(".BR %s \" (%s", d->name, md_option_type_name(d));
-    if (d->type != MD_OPT_BOOL && accepts[0]) {
+    if (d->type != MD_OPTION_TYPE_BOOL && accepts[0]) {
         printf(": ");
         troff_text(accepts);
-        if (d->type == MD_OPT_PATH) printf(" bytes");
+        if (d->type == MD_OPTION_TYPE_PATH) printf(" bytes");
     }
     printf("; default ");
     troff_text(dflt);
@@ -150,7 +150,7 @@ static void man_section(void)
            "A \\fIbool\\fR takes 0 or 1 (or false/true, no/yes); an \\fIint\\fR a decimal or\n"
            "0x hexadecimal number; a \\fIsize\\fR a number of bytes with an optional K, M, G\n"
            "or T suffix (powers of 1024); a \\fIpath\\fR a file name.\n");
-    for (size_t i = 0; i < MD_OPT_COUNT; i++) {
+    for (size_t i = 0; i < MD_OPTION_ID_COUNT; i++) {
         const struct md_option_desc *d = &md_option_table[i];
         printf(".TP\n");
         troff_tag(d);

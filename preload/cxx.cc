@@ -14,8 +14,8 @@ void md_delete(void *p, int dealloc, size_t size, size_t align) __attribute__((v
 #define API __attribute__((visibility("default")))
 
 namespace {
-enum { KIND_MALLOC = 0, KIND_NEW, KIND_NEW_ARRAY };
-enum { DEALLOC_FREE = 0, DEALLOC_DELETE, DEALLOC_DELETE_ARRAY };
+enum { MD_KIND_MALLOC = 0, MD_KIND_NEW, MD_KIND_NEW_ARRAY };
+enum { MD_DEALLOC_FREE = 0, MD_DEALLOC_DELETE, MD_DEALLOC_DELETE_ARRAY };
 
 // Throwing forms: retry through the new_handler, then std::bad_alloc.
 void *new_throw(std::size_t n, std::size_t align, int kind)
@@ -39,36 +39,36 @@ void *new_nothrow(std::size_t n, std::size_t align, int kind) noexcept
 }
 }  // namespace
 
-API void *operator new(std::size_t n) { return new_throw(n, 0, KIND_NEW); }
-API void *operator new[](std::size_t n) { return new_throw(n, 0, KIND_NEW_ARRAY); }
-API void *operator new(std::size_t n, const std::nothrow_t &) noexcept { return new_nothrow(n, 0, KIND_NEW); }
-API void *operator new[](std::size_t n, const std::nothrow_t &) noexcept { return new_nothrow(n, 0, KIND_NEW_ARRAY); }
-API void *operator new(std::size_t n, std::align_val_t a) { return new_throw(n, (std::size_t)a, KIND_NEW); }
-API void *operator new[](std::size_t n, std::align_val_t a) { return new_throw(n, (std::size_t)a, KIND_NEW_ARRAY); }
+API void *operator new(std::size_t n) { return new_throw(n, 0, MD_KIND_NEW); }
+API void *operator new[](std::size_t n) { return new_throw(n, 0, MD_KIND_NEW_ARRAY); }
+API void *operator new(std::size_t n, const std::nothrow_t &) noexcept { return new_nothrow(n, 0, MD_KIND_NEW); }
+API void *operator new[](std::size_t n, const std::nothrow_t &) noexcept { return new_nothrow(n, 0, MD_KIND_NEW_ARRAY); }
+API void *operator new(std::size_t n, std::align_val_t a) { return new_throw(n, (std::size_t)a, MD_KIND_NEW); }
+API void *operator new[](std::size_t n, std::align_val_t a) { return new_throw(n, (std::size_t)a, MD_KIND_NEW_ARRAY); }
 API void *operator new(std::size_t n, std::align_val_t a, const std::nothrow_t &) noexcept
-{ return new_nothrow(n, (std::size_t)a, KIND_NEW); }
+{ return new_nothrow(n, (std::size_t)a, MD_KIND_NEW); }
 API void *operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t &) noexcept
-{ return new_nothrow(n, (std::size_t)a, KIND_NEW_ARRAY); }
+{ return new_nothrow(n, (std::size_t)a, MD_KIND_NEW_ARRAY); }
 
 // Every delete goes through md_delete, which checks the size and
 // alignment the form states (none: NO_SIZE, 0) against the block's.
 constexpr std::size_t NO_SIZE = (std::size_t)-1;
-API void operator delete(void *p) noexcept { md_delete(p, DEALLOC_DELETE, NO_SIZE, 0); }
-API void operator delete[](void *p) noexcept { md_delete(p, DEALLOC_DELETE_ARRAY, NO_SIZE, 0); }
-API void operator delete(void *p, std::size_t n) noexcept { md_delete(p, DEALLOC_DELETE, n, 0); }
-API void operator delete[](void *p, std::size_t n) noexcept { md_delete(p, DEALLOC_DELETE_ARRAY, n, 0); }
-API void operator delete(void *p, const std::nothrow_t &) noexcept { md_delete(p, DEALLOC_DELETE, NO_SIZE, 0); }
+API void operator delete(void *p) noexcept { md_delete(p, MD_DEALLOC_DELETE, NO_SIZE, 0); }
+API void operator delete[](void *p) noexcept { md_delete(p, MD_DEALLOC_DELETE_ARRAY, NO_SIZE, 0); }
+API void operator delete(void *p, std::size_t n) noexcept { md_delete(p, MD_DEALLOC_DELETE, n, 0); }
+API void operator delete[](void *p, std::size_t n) noexcept { md_delete(p, MD_DEALLOC_DELETE_ARRAY, n, 0); }
+API void operator delete(void *p, const std::nothrow_t &) noexcept { md_delete(p, MD_DEALLOC_DELETE, NO_SIZE, 0); }
 API void operator delete[](void *p, const std::nothrow_t &) noexcept
-{ md_delete(p, DEALLOC_DELETE_ARRAY, NO_SIZE, 0); }
+{ md_delete(p, MD_DEALLOC_DELETE_ARRAY, NO_SIZE, 0); }
 API void operator delete(void *p, std::align_val_t a) noexcept
-{ md_delete(p, DEALLOC_DELETE, NO_SIZE, (std::size_t)a); }
+{ md_delete(p, MD_DEALLOC_DELETE, NO_SIZE, (std::size_t)a); }
 API void operator delete[](void *p, std::align_val_t a) noexcept
-{ md_delete(p, DEALLOC_DELETE_ARRAY, NO_SIZE, (std::size_t)a); }
+{ md_delete(p, MD_DEALLOC_DELETE_ARRAY, NO_SIZE, (std::size_t)a); }
 API void operator delete(void *p, std::size_t n, std::align_val_t a) noexcept
-{ md_delete(p, DEALLOC_DELETE, n, (std::size_t)a); }
+{ md_delete(p, MD_DEALLOC_DELETE, n, (std::size_t)a); }
 API void operator delete[](void *p, std::size_t n, std::align_val_t a) noexcept
-{ md_delete(p, DEALLOC_DELETE_ARRAY, n, (std::size_t)a); }
+{ md_delete(p, MD_DEALLOC_DELETE_ARRAY, n, (std::size_t)a); }
 API void operator delete(void *p, std::align_val_t a, const std::nothrow_t &) noexcept
-{ md_delete(p, DEALLOC_DELETE, NO_SIZE, (std::size_t)a); }
+{ md_delete(p, MD_DEALLOC_DELETE, NO_SIZE, (std::size_t)a); }
 API void operator delete[](void *p, std::align_val_t a, const std::nothrow_t &) noexcept
-{ md_delete(p, DEALLOC_DELETE_ARRAY, NO_SIZE, (std::size_t)a); }
+{ md_delete(p, MD_DEALLOC_DELETE_ARRAY, NO_SIZE, (std::size_t)a); }

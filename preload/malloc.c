@@ -16,24 +16,24 @@ static bool is_pow2(size_t a) { return a && !(a & (a - 1)); }
 
 MEMDBG_API void *malloc(size_t size)
 {
-    return md_alloc(size, 0, KIND_MALLOC, false);
+    return md_alloc(size, 0, MD_KIND_MALLOC, false);
 }
 
 MEMDBG_API void free(void *p)
 {
-    md_free(p, DEALLOC_FREE);
+    md_free(p, MD_DEALLOC_FREE);
 }
 
 MEMDBG_API void cfree(void *p)
 {
-    md_free(p, DEALLOC_FREE);
+    md_free(p, MD_DEALLOC_FREE);
 }
 
 MEMDBG_API void *calloc(size_t n, size_t size)
 {
     size_t total;
     if (__builtin_mul_overflow(n, size, &total)) { errno = ENOMEM; return 0; }
-    return md_alloc(total, 0, KIND_MALLOC, true);
+    return md_alloc(total, 0, MD_KIND_MALLOC, true);
 }
 
 MEMDBG_API void *realloc(void *p, size_t size)
@@ -53,21 +53,21 @@ MEMDBG_API void *memalign(size_t align, size_t size)
 {
     if (align > SIZE_MAX / 2 + 1) { errno = EINVAL; return 0; }
     if (align && !is_pow2(align)) align = (size_t)1 << (64 - __builtin_clzl(align));
-    return md_alloc(size, align, KIND_MALLOC, false);
+    return md_alloc(size, align, MD_KIND_MALLOC, false);
 }
 
 /* C17/glibc >= 2.38: the alignment must be a power of two (EINVAL). */
 MEMDBG_API void *aligned_alloc(size_t align, size_t size)
 {
     if (!is_pow2(align)) { errno = EINVAL; return 0; }
-    return md_alloc(size, align, KIND_MALLOC, false);
+    return md_alloc(size, align, MD_KIND_MALLOC, false);
 }
 
 MEMDBG_API int posix_memalign(void **out, size_t align, size_t size)
 {
     if (!is_pow2(align) || align % sizeof(void *)) return EINVAL;
     int saved = errno;
-    void *p = md_alloc(size, align, KIND_MALLOC, false);
+    void *p = md_alloc(size, align, MD_KIND_MALLOC, false);
     if (!p && (size || md_opt.allow_malloc_0)) { errno = saved; return ENOMEM; }
     errno = saved;
     *out = p;
@@ -76,14 +76,14 @@ MEMDBG_API int posix_memalign(void **out, size_t align, size_t size)
 
 MEMDBG_API void *valloc(size_t size)
 {
-    return md_alloc(size, MD_PAGE, KIND_MALLOC, false);
+    return md_alloc(size, MD_PAGE, MD_KIND_MALLOC, false);
 }
 
 MEMDBG_API void *pvalloc(size_t size)
 {
     if (size > SIZE_MAX - MD_PAGE) { errno = ENOMEM; return 0; }
     size_t rounded = (size + MD_PAGE - 1) & ~(MD_PAGE - 1);
-    return md_alloc(rounded ? rounded : MD_PAGE, MD_PAGE, KIND_MALLOC, false);
+    return md_alloc(rounded ? rounded : MD_PAGE, MD_PAGE, MD_KIND_MALLOC, false);
 }
 
 MEMDBG_API size_t malloc_usable_size(void *p)

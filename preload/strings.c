@@ -339,7 +339,7 @@ MEMDBG_API size_t strnlen(const char *s, size_t max)
 MEMDBG_API char *strndup(const char *s, size_t max)
 {
     size_t n = strnlen(s, max);
-    char *d = md_alloc(n + 1, MD_ALIGN_BYTES, KIND_MALLOC, false);
+    char *d = md_alloc(n + 1, MD_ALIGN_BYTES, MD_KIND_MALLOC, false);
     if (!d) return 0;
     memcpy(d, s, n);
     d[n] = 0;

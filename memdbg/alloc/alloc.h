@@ -58,7 +58,7 @@ static inline void md_freeze_end_if_frozen(struct md_slot *s, struct md_stack *s
 
 /* ---- per-thread caches of ready slots, deferred guards (slot_cache.c) ---- */
 #define MD_READY_CLASSES 16          /* classes whose data-page count is exact */
-/* A committed slot of data_pages pages for this thread (state SLOT_READY),
+/* A committed slot of data_pages pages for this thread (state MD_SLOT_READY),
  * or NULL: not a cached size, or none could be made.  Without the lock. */
 struct md_slot *md_cache_take(uint32_t data_pages) MEMDBG_HIDDEN;
 /* free_batch > 1: keeps freed slot id for a later batch of guards; false
@@ -67,7 +67,7 @@ bool md_cache_defer_guard(uint32_t id) MEMDBG_HIDDEN;
 void md_cache_flush_guards(void) MEMDBG_HIDDEN;   /* this thread's deferred guards, now */
 void md_cache_fork_child(bool may_lock) MEMDBG_HIDDEN;
 /* The end of a block's life after free (heap.c): guards over the data
- * pages of the freed slots ids[0..n) (whose state is SLOT_QUARANTINED),
+ * pages of the freed slots ids[0..n) (whose state is MD_SLOT_QUARANTINED),
  * memory back, then the quarantine.  Without the lock. */
 void md_blocks_guard(const uint32_t *ids, uint32_t n) MEMDBG_HIDDEN;
 

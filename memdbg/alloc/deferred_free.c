@@ -9,7 +9,7 @@
 #include "alloc/alloc.h"
 
 #define DEFER_SLOTS 1024
-enum { E_FREE, E_WRITING, E_READY };
+enum defer_entry_state { DEFER_ENTRY_FREE, DEFER_ENTRY_WRITING, DEFER_ENTRY_READY };
 static uint8_t state[DEFER_SLOTS];
 static uintptr_t ptrs[DEFER_SLOTS];
 static uint8_t kinds[DEFER_SLOTS];
@@ -20,12 +20,12 @@ static bool draining;
 void md_defer_free(void *p, int dealloc)
 {
     for (int i = 0; i < DEFER_SLOTS; i++) {
-        uint8_t want = E_FREE;
-        if (!__atomic_compare_exchange_n(&state[i], &want, E_WRITING, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        uint8_t want = DEFER_ENTRY_FREE;
+        if (!__atomic_compare_exchange_n(&state[i], &want, DEFER_ENTRY_WRITING, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
             continue;
         ptrs[i] = (uintptr_t)p;
         kinds[i] = (uint8_t)dealloc;
-        __atomic_store_n(&state[i], E_READY, __ATOMIC_RELEASE);
+        __atomic_store_n(&state[i], DEFER_ENTRY_READY, __ATOMIC_RELEASE);
         __atomic_fetch_add(&md_deferred_pending, 1, __ATOMIC_RELEASE);
         return;
     }
@@ -36,10 +36,10 @@ void md_run_deferred_frees(void)
 {
     if (md_in_runtime || __atomic_test_and_set(&draining, __ATOMIC_ACQUIRE)) return;
     for (int i = 0; i < DEFER_SLOTS && __atomic_load_n(&md_deferred_pending, __ATOMIC_ACQUIRE); i++) {
-        if (__atomic_load_n(&state[i], __ATOMIC_ACQUIRE) != E_READY) continue;
+        if (__atomic_load_n(&state[i], __ATOMIC_ACQUIRE) != DEFER_ENTRY_READY) continue;
         void *p = (void *)ptrs[i];
         int kind = kinds[i];
-        __atomic_store_n(&state[i], E_FREE, __ATOMIC_RELEASE);
+        __atomic_store_n(&state[i], DEFER_ENTRY_FREE, __ATOMIC_RELEASE);
         __atomic_fetch_sub(&md_deferred_pending, 1, __ATOMIC_RELEASE);
         md_free(p, kind);
     }
@@ -51,5 +51,5 @@ void md_deferred_foreach(void (*fn)(uintptr_t))
 {
     MD_DCHECK(md_heap_lock_mine());
     for (int i = 0; i < DEFER_SLOTS; i++)
-        if (__atomic_load_n(&state[i], __ATOMIC_ACQUIRE) == E_READY) fn(ptrs[i]);
+        if (__atomic_load_n(&state[i], __ATOMIC_ACQUIRE) == DEFER_ENTRY_READY) fn(ptrs[i]);
 }

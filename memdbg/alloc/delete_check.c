@@ -23,7 +23,7 @@ static __attribute__((noinline, cold)) void report_mismatch(void *p, struct md_s
     md_in_runtime++;
     uintptr_t frames[MD_MAX_FRAMES];
     struct md_error_info e = {
-        .kind = ERR_NEW_DELETE_MISMATCH, .addr = (uintptr_t)p, .frames = frames, .slot = s,
+        .kind = MD_ERROR_NEW_DELETE_MISMATCH, .addr = (uintptr_t)p, .frames = frames, .slot = s,
         .alloc_kind = s->kind, .dealloc_kind = dealloc,
         .dealloc_size = size, .alloc_align = alloc_align, .dealloc_align = align,
     };
@@ -40,9 +40,9 @@ void md_delete(void *p, int dealloc, size_t size, size_t align)
          * nothing else changes its record unless the program races a
          * double free, which md_free reports. */
         struct md_slot *s = md_slot_of_addr((uintptr_t)p);
-        bool ours = s && s->state == SLOT_LIVE && s->user == (uintptr_t)p &&
-                    ((s->kind == KIND_NEW && dealloc == DEALLOC_DELETE) ||
-                     (s->kind == KIND_NEW_ARRAY && dealloc == DEALLOC_DELETE_ARRAY));
+        bool ours = s && s->state == MD_SLOT_LIVE && s->user == (uintptr_t)p &&
+                    ((s->kind == MD_KIND_NEW && dealloc == MD_DEALLOC_DELETE) ||
+                     (s->kind == MD_KIND_NEW_ARRAY && dealloc == MD_DEALLOC_DELETE_ARRAY));
         size_t alloc_align = ours && s->new_align_order ? stated_alignment((size_t)1 << (s->new_align_order - 1)) : 0;
         if (ours && ((size != MD_SIZE_NOT_GIVEN && size != s->size) || stated_alignment(align) != alloc_align))
             report_mismatch(p, s, dealloc, size, alloc_align, stated_alignment(align));

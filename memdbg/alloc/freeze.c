@@ -24,7 +24,7 @@ static struct md_slot *live_block_of(const void *p)
 {
     uintptr_t a = (uintptr_t)p;
     struct md_slot *s = md_slot_of_addr(a);
-    if (!s || s->state != SLOT_LIVE) return 0;
+    if (!s || s->state != MD_SLOT_LIVE) return 0;
     size_t len = s->size ? s->size : 1;
     return a - s->user < len ? s : 0;
 }
@@ -155,7 +155,7 @@ MEMDBG_API int memdbg_running(void)
 void md_freeze_end(struct md_slot *s, struct md_stack *st, int dealloc)
 {
     if (md_opt.report_free_frozen) {
-        struct md_error_info e = { .kind = ERR_FREE_FROZEN, .addr = s->user, .frames = st->frames,
+        struct md_error_info e = { .kind = MD_ERROR_FREE_FROZEN, .addr = s->user, .frames = st->frames,
                                    .nframes = st->n, .slot = s, .dealloc_kind = dealloc };
         md_report_error(&e);
         if (md_opt.halt_on_error) md_error_finish(true);

@@ -49,7 +49,7 @@ static size_t block_alignment(size_t size, size_t requested, int kind)
      * ends at the guard too, and reading its byte [n] faults. */
     if (requested == MD_ALIGN_BYTES) return md_opt.alignment <= 2 ? 1 : md_opt.alignment;
     size_t a = md_opt.alignment;
-    if (kind != KIND_MALLOC) {
+    if (kind != MD_KIND_MALLOC) {
         size_t cxx = size >= 16 || !size ? 16 : (size_t)1 << (63 - __builtin_clzl(size));
         if (cxx > a) a = cxx;
     }
@@ -76,7 +76,7 @@ static uintptr_t place_block(const struct md_slot *s, size_t size, size_t a)
 }
 
 /* With the heap lock held (and returned held): a new slot of npages data
- * pages, committed (state SLOT_READY), or NULL.  The commit runs without
+ * pages, committed (state MD_SLOT_READY), or NULL.  The commit runs without
  * the lock where the backend allows (page_ops_unlocked); otherwise the
  * backend may give the lock up around its own calls (nonlinear: the slot
  * is in no list meanwhile). */
@@ -87,7 +87,7 @@ static struct md_slot *take_slot_locked(uint32_t npages)
     uint32_t id = md_slot_get(npages + 1, md_heap.unguarded_mode);
     if (!id) return 0;
     struct md_slot *s = &md_heap.slots[id];
-    s->state = SLOT_READY;
+    s->state = MD_SLOT_READY;
     s->data_pages = npages;
     if (be->page_ops_unlocked) md_heap_unlock();
     int rc = be->commit(s, md_slot_data_page(s), s->data_pages);
@@ -156,7 +156,7 @@ static void *alloc_guarded(size_t size, size_t align, int kind, bool zero)
     s->free_stack = 0;
     s->free_tid = 0;
     s->next = 0;
-    s->state = SLOT_LIVE;
+    s->state = MD_SLOT_LIVE;
     md_leak_alloc_hook(id);
     record_stats_alloc(size);
     md_heap_unlock();
@@ -197,9 +197,9 @@ void *md_alloc(size_t size, size_t align, int kind, bool zero)
 static bool kinds_match(int kind, int dealloc)
 {
     switch (kind) {
-    case KIND_NEW: return dealloc == DEALLOC_DELETE;
-    case KIND_NEW_ARRAY: return dealloc == DEALLOC_DELETE_ARRAY;
-    default: return dealloc == DEALLOC_FREE || dealloc == DEALLOC_REALLOC;
+    case MD_KIND_NEW: return dealloc == MD_DEALLOC_DELETE;
+    case MD_KIND_NEW_ARRAY: return dealloc == MD_DEALLOC_DELETE_ARRAY;
+    default: return dealloc == MD_DEALLOC_FREE || dealloc == MD_DEALLOC_REALLOC;
     }
 }
 
@@ -209,9 +209,9 @@ static struct md_slot *validate_for_free(void *p, struct md_stack *st, int deall
 {
     MD_DCHECK(md_heap_lock_mine());
     struct md_slot *s = md_slot_of_addr((uintptr_t)p);
-    if (s && s->state == SLOT_LIVE && s->user == (uintptr_t)p) {
+    if (s && s->state == MD_SLOT_LIVE && s->user == (uintptr_t)p) {
         if (!kinds_match(s->kind, dealloc)) {
-            struct md_error_info e = { .kind = ERR_MISMATCH, .addr = (uintptr_t)p, .frames = st->frames,
+            struct md_error_info e = { .kind = MD_ERROR_MISMATCH, .addr = (uintptr_t)p, .frames = st->frames,
                                        .nframes = st->n, .slot = s, .alloc_kind = s->kind,
                                        .dealloc_kind = dealloc };
             md_report_error(&e);
@@ -221,11 +221,11 @@ static struct md_slot *validate_for_free(void *p, struct md_stack *st, int deall
     }
     struct md_error_info e = { .addr = (uintptr_t)p, .frames = st->frames, .nframes = st->n, .slot = s,
                                .dealloc_kind = dealloc };
-    if (s && s->user == (uintptr_t)p && (s->state == SLOT_QUARANTINED || s->state == SLOT_FREE))
-        e.kind = ERR_DOUBLE_FREE;
+    if (s && s->user == (uintptr_t)p && (s->state == MD_SLOT_QUARANTINED || s->state == MD_SLOT_FREE))
+        e.kind = MD_ERROR_DOUBLE_FREE;
     else
-        e.kind = ERR_BAD_FREE;
-    if (s && s->state == SLOT_UNUSED) e.slot = 0;
+        e.kind = MD_ERROR_BAD_FREE;
+    if (s && s->state == MD_SLOT_UNUSED) e.slot = 0;
     md_report_error(&e);
     if (md_opt.halt_on_error) md_error_finish(true);
     return 0;
@@ -237,24 +237,24 @@ static bool check_block_padding(struct md_slot *s, struct md_stack *st)
     uintptr_t bad;
     if (md_check_padding(s, &bad)) return true;
     struct md_error_info e = {
-        .kind = bad >= s->user + s->size ? ERR_OVERFLOW : ERR_UNDERFLOW,
+        .kind = bad >= s->user + s->size ? MD_ERROR_OVERFLOW : MD_ERROR_UNDERFLOW,
         .access = 2, .frames = st->frames, .nframes = st->n, .slot = s,
         .how = "the padding next to the block was overwritten; found when it was freed",
     };
     e.access_size = (int)md_padding_damage(s, bad, &e.addr);
     uint32_t below, above;
-    if (e.kind == ERR_OVERFLOW && (above = md_underflow_from_above(s, &e.addr, e.access_size)) != 0) {
-        e.kind = ERR_UNDERFLOW;
+    if (e.kind == MD_ERROR_OVERFLOW && (above = md_underflow_from_above(s, &e.addr, e.access_size)) != 0) {
+        e.kind = MD_ERROR_UNDERFLOW;
         e.slot = &md_heap.slots[above];
         e.how = "the block was written below its start, into the redzone of the block below it "
                 "(compact mode); found when that block was freed";
-    } else if (e.kind == ERR_UNDERFLOW && (below = md_overflow_from_below(s, &e.addr)) != 0) {
-        e.kind = ERR_OVERFLOW;
+    } else if (e.kind == MD_ERROR_UNDERFLOW && (below = md_overflow_from_below(s, &e.addr)) != 0) {
+        e.kind = MD_ERROR_OVERFLOW;
         e.access_size = 0;
         e.slot = &md_heap.slots[below];
         e.how = "the block overflowed past its redzone into the padding of the block above it (compact mode); "
                 "found when that block was freed";
-    } else if (e.kind == ERR_OVERFLOW && md_damage_reaches_window_end(s, e.addr, (size_t)e.access_size)) {
+    } else if (e.kind == MD_ERROR_OVERFLOW && md_damage_reaches_window_end(s, e.addr, (size_t)e.access_size)) {
         e.how = "the padding after the block was overwritten to the end of its redzone (compact mode), "
                 "perhaps further; found when it was freed";
     }
@@ -263,7 +263,7 @@ static bool check_block_padding(struct md_slot *s, struct md_stack *st)
     return false;
 }
 
-/* Records the free (heap lock held); the slot is SLOT_QUARANTINED from
+/* Records the free (heap lock held); the slot is MD_SLOT_QUARANTINED from
  * here, so a second free is a double free at once, though its guard may
  * come later (md_blocks_guard). */
 static void record_free(struct md_slot *s, struct md_stack *st)
@@ -271,7 +271,7 @@ static void record_free(struct md_slot *s, struct md_stack *st)
     MD_DCHECK(md_heap_lock_mine());
     s->free_stack = md_stack_id(st);
     s->free_tid = md_thread_id();
-    s->state = SLOT_QUARANTINED;
+    s->state = MD_SLOT_QUARANTINED;
     md_heap.total_frees++;
     md_heap.live_blocks--;
     md_heap.live_bytes -= s->size;
@@ -402,8 +402,8 @@ void md_free(void *p, int dealloc)
 static bool realloc_in_place(struct md_slot *s, size_t size, struct md_stack *st)
 {
     uintptr_t bad;
-    if (!kinds_match(s->kind, DEALLOC_REALLOC) || !md_check_padding(s, &bad)) return false;
-    size_t a = block_alignment(size, 0, KIND_MALLOC);
+    if (!kinds_match(s->kind, MD_DEALLOC_REALLOC) || !md_check_padding(s, &bad)) return false;
+    size_t a = block_alignment(size, 0, MD_KIND_MALLOC);
     uintptr_t ds = md_slot_data_lo(s), de = md_slot_data_hi(s);
     if (!md_opt.protect_below) {
         if (size > de - ds - s->win_tail || place_block(s, size, a) != s->user) return false;
@@ -449,8 +449,8 @@ static void *realloc_move(struct md_slot *s, size_t size, struct md_stack *st)
 {
     if (!md_heap.backend->move_pages || md_heap.unguarded_mode) return 0;
     uintptr_t bad;
-    if (!kinds_match(s->kind, DEALLOC_REALLOC) || !md_check_padding(s, &bad)) return 0;
-    size_t a = block_alignment(size, 0, KIND_MALLOC);   /* <= MD_PAGE (options.c) */
+    if (!kinds_match(s->kind, MD_DEALLOC_REALLOC) || !md_check_padding(s, &bad)) return 0;
+    size_t a = block_alignment(size, 0, MD_KIND_MALLOC);   /* <= MD_PAGE (options.c) */
     size_t n2 = (((size + a - 1) & ~(a - 1)) + MD_PAGE - 1) >> MD_PAGE_SHIFT;
     if (n2 == 0) n2 = 1;
     size_t off2 = md_opt.protect_below ? 0 : ((n2 << MD_PAGE_SHIFT) - size) & ~(a - 1);
@@ -482,8 +482,8 @@ static void *realloc_move(struct md_slot *s, size_t size, struct md_stack *st)
     }
     t->user = user;
     t->size = size;
-    t->state = SLOT_LIVE;
-    t->kind = KIND_MALLOC;
+    t->state = MD_SLOT_LIVE;
+    t->kind = MD_KIND_MALLOC;
     t->alloc_stack = md_stack_id(st);
     t->alloc_tid = md_thread_id();
     t->free_stack = 0;
@@ -509,8 +509,8 @@ static void *realloc_to_libc(void *p, size_t size)
     size_t old = md_usable_size(p);
     if (!old) {
         struct md_slot *s = md_slot_of_addr((uintptr_t)p);
-        if (!s || s->state != SLOT_LIVE || s->user != (uintptr_t)p) {
-            md_free(p, DEALLOC_REALLOC);   /* reports the bad or double free */
+        if (!s || s->state != MD_SLOT_LIVE || s->user != (uintptr_t)p) {
+            md_free(p, MD_DEALLOC_REALLOC);   /* reports the bad or double free */
             errno = EINVAL;
             return 0;
         }
@@ -518,7 +518,7 @@ static void *realloc_to_libc(void *p, size_t size)
     void *n = md_libc_alloc(size, 0, false);
     if (!n) return 0;
     memcpy(n, p, old < size ? old : size);
-    md_free(p, DEALLOC_REALLOC);
+    md_free(p, MD_DEALLOC_REALLOC);
     return n;
 }
 
@@ -532,9 +532,9 @@ void *md_realloc(void *p, size_t size)
         if (md_libc_owns(p)) return md_libc_realloc(p, size);
         return 0;
     }
-    if (!p) return md_alloc(size, 0, KIND_MALLOC, false);
+    if (!p) return md_alloc(size, 0, MD_KIND_MALLOC, false);
     if (md_is_internal(p)) {
-        void *n = md_alloc(size, 0, KIND_MALLOC, false);
+        void *n = md_alloc(size, 0, MD_KIND_MALLOC, false);
         if (n) {
             size_t old = md_internal_usable(p);
             memcpy(n, p, old < size ? old : size);
@@ -542,13 +542,13 @@ void *md_realloc(void *p, size_t size)
         return n;
     }
     if (size == 0) {   /* glibc: realloc(p, 0) frees and returns NULL */
-        md_free(p, DEALLOC_REALLOC);
+        md_free(p, MD_DEALLOC_REALLOC);
         return 0;
     }
     md_ensure_init();
     if (md_opt.sample_rate > 1 && !md_sampled()) return realloc_to_libc(p, size);
     if (md_libc_owns(p)) {   /* an unsampled block that this realloc guards */
-        void *n = alloc_guarded(size, 0, KIND_MALLOC, false);
+        void *n = alloc_guarded(size, 0, MD_KIND_MALLOC, false);
         if (!n) return 0;
         size_t old = md_libc_usable_size(p);
         memcpy(n, p, old < size ? old : size);
@@ -561,9 +561,9 @@ void *md_realloc(void *p, size_t size)
     md_stack_capture(st, md_opt.malloc_context_size);
     md_heap_lock();
     struct md_slot *s = md_slot_of_addr((uintptr_t)p);
-    bool ok = s && s->state == SLOT_LIVE && s->user == (uintptr_t)p;
+    bool ok = s && s->state == MD_SLOT_LIVE && s->user == (uintptr_t)p;
     old_size = ok ? s->size : 0;
-    if (ok) md_freeze_end_if_frozen(s, st, DEALLOC_REALLOC);   /* the new block is not frozen */
+    if (ok) md_freeze_end_if_frozen(s, st, MD_DEALLOC_REALLOC);   /* the new block is not frozen */
     if (ok && size < md_heap.size && realloc_in_place(s, size, st)) {
         md_heap_unlock();
         md_in_runtime--;
@@ -578,17 +578,17 @@ void *md_realloc(void *p, size_t size)
     md_heap_unlock();
     if (!ok) {
         md_heap_lock();
-        validate_for_free(p, st, DEALLOC_REALLOC);
+        validate_for_free(p, st, MD_DEALLOC_REALLOC);
         md_heap_unlock();
         md_in_runtime--;
         errno = EINVAL;
         return 0;
     }
     md_in_runtime--;
-    void *n = alloc_guarded(size, 0, KIND_MALLOC, false);
+    void *n = alloc_guarded(size, 0, MD_KIND_MALLOC, false);
     if (!n) return 0;   /* the old block stays valid, errno is ENOMEM */
     memcpy(n, p, old_size < size ? old_size : size);
-    md_free(p, DEALLOC_REALLOC);
+    md_free(p, MD_DEALLOC_REALLOC);
     return n;
 }
 
@@ -599,6 +599,6 @@ size_t md_usable_size(const void *p)
     if (!md_heap.initialized) return 0;
     if (md_libc_owns(p)) return md_libc_usable_size((void *)p);
     struct md_slot *s = md_slot_of_addr((uintptr_t)p);
-    if (s && s->state == SLOT_LIVE && s->user == (uintptr_t)p) return s->size;
+    if (s && s->state == MD_SLOT_LIVE && s->user == (uintptr_t)p) return s->size;
     return 0;
 }

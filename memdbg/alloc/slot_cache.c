@@ -110,7 +110,7 @@ static void refill(struct thread_cache *c, uint32_t data_pages)
         uint32_t id = md_slot_get(data_pages + 1, false);
         if (!id) break;
         struct md_slot *s = &md_heap.slots[id];
-        s->state = SLOT_READY;
+        s->state = MD_SLOT_READY;
         s->data_pages = data_pages;
         batch[k++] = s;
     }

@@ -180,7 +180,7 @@ uint32_t md_compact_below(const struct md_slot *s)
     if (want >= per_page(cpages[fp].cls - 1)) return 0;
     for (uint32_t id = 1; id <= md_heap.nslots; id++) {
         const struct md_slot *n = &md_heap.slots[id];
-        if (n->state == SLOT_LIVE && n->win_hi && n->file_page == fp && chunk_of(n) == want) return id;
+        if (n->state == MD_SLOT_LIVE && n->win_hi && n->file_page == fp && chunk_of(n) == want) return id;
     }
     return 0;
 }
@@ -195,7 +195,7 @@ uint32_t md_compact_above(const struct md_slot *s)
     if (idx == 0) return 0;
     for (uint32_t id = 1; id <= md_heap.nslots; id++) {
         const struct md_slot *n = &md_heap.slots[id];
-        if (n->state == SLOT_LIVE && n->win_hi && n->file_page == fp && chunk_of(n) == idx - 1) return id;
+        if (n->state == MD_SLOT_LIVE && n->win_hi && n->file_page == fp && chunk_of(n) == idx - 1) return id;
     }
     return 0;
 }
@@ -213,7 +213,7 @@ static uint32_t new_slot(uint32_t cls, uint32_t fp, uint32_t idx, struct md_rfp_
     s->win_lo = (uint16_t)(s->win_hi - chunk_size[cls]);
     s->win_tail = idx ? REDZONE : 0;
     s->flags &= (uint8_t)~(SLOT_F_FRESH | SLOT_F_PADDED | SLOT_F_HAS_FILE | SLOT_F_MIXED);
-    s->state = SLOT_READY;
+    s->state = MD_SLOT_READY;
     e->addr = md_page_addr(md_slot_data_page(s));
     e->size = MD_PAGE;
     e->pgoff = fp;

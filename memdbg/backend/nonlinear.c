@@ -264,8 +264,8 @@ static bool copied_sending;   /* ...or at least those of SLOT_F_SENDING slots */
 static bool slot_shows_file(const struct md_slot *s)
 {
     if (!s->data_pages) return false;
-    if (s->state == SLOT_LIVE) return true;
-    return s->state == SLOT_READY && (s->win_hi || (s->flags & (SLOT_F_HAS_FILE | SLOT_F_MIXED)));
+    if (s->state == MD_SLOT_LIVE) return true;
+    return s->state == MD_SLOT_READY && (s->win_hi || (s->flags & (SLOT_F_HAS_FILE | SLOT_F_MIXED)));
 }
 
 static void mark_live(uint32_t fp, uint32_t page)

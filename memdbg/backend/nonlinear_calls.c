@@ -35,7 +35,7 @@ int md_nonlinear_rfp(uintptr_t addr, size_t len, int prot, size_t pgoff)
 /* The heap lock is given up around the calls of a malloc's or a free's
  * common path, so that no thread waits for another's kernel work: the
  * call maps or guards pages only this thread can reach (a slot being set
- * up: SLOT_READY, in no list; or a block being freed: SLOT_QUARANTINED,
+ * up: MD_SLOT_READY, in no list; or a block being freed: MD_SLOT_QUARANTINED,
  * not in the FIFO yet, so its addresses are not reused, its run back in
  * the pool only after the call).  The nids slots ids[] are those whose
  * mapping is in flight, for fork (SLOT_F_SENDING).  Called with the lock,

@@ -122,7 +122,7 @@ const char *md_as_limit_hint(void)
 void md_fit_arena_to_limit(void)
 {
     size_t room = md_as_room();
-    if (room == SIZE_MAX || md_option_given(MD_OPT_ID_arena_size)) return;
+    if (room == SIZE_MAX || md_option_given(MD_OPTION_ID_arena_size)) return;
     if (md_reservations_for(md_opt.arena_size) <= budget_of(room)) return;
     size_t fit = arena_fitting(budget_of(room));
     if (!fit) md_die_msg("memdbg: cannot start", md_as_limit_hint(), "");

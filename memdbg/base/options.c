@@ -140,17 +140,17 @@ static void print_help(void)
     struct md_buf b;
     md_buf_init(&b, mem, sizeof mem, 2);
     md_puts(&b, "memdbg: options, as MEMDBG_OPTIONS=key=value:key=value (':', ',' or white space separate them):\n");
-    for (size_t i = 0; i < MD_OPT_COUNT; i++) {
+    for (size_t i = 0; i < MD_OPTION_ID_COUNT; i++) {
         const struct md_option_desc *d = &md_option_table[i];
         md_puts(&b, "  ");
         md_puts(&b, d->name);
         md_puts(&b, " (");
         md_puts(&b, md_option_type_name(d));
         md_option_accepts(d, text, sizeof text);
-        if (d->type != MD_OPT_BOOL && text[0]) {
+        if (d->type != MD_OPTION_TYPE_BOOL && text[0]) {
             md_puts(&b, ": ");
             md_puts(&b, text);
-            if (d->type == MD_OPT_PATH) md_puts(&b, " bytes");
+            if (d->type == MD_OPTION_TYPE_PATH) md_puts(&b, " bytes");
         }
         md_puts(&b, "; default ");
         md_puts(&b, md_option_default_text(d, text, sizeof text));

@@ -19,10 +19,10 @@ enum md_log_format_id {
 /* One id per row of options.inc, aliases included: the index of the row in
  * md_option_table and the bit of struct md_options.given. */
 enum md_option_id {
-#define MD_OPTION(type, name, dflt, lo, hi, doc, details) MD_OPT_ID_##name,
-#define MD_OPTION_ALIAS(type, name, target, lo, hi, doc, details) MD_OPT_ID_##name,
+#define MD_OPTION(type, name, dflt, lo, hi, doc, details) MD_OPTION_ID_##name,
+#define MD_OPTION_ALIAS(type, name, target, lo, hi, doc, details) MD_OPTION_ID_##name,
 #include "base/options.inc"
-    MD_OPT_COUNT
+    MD_OPTION_ID_COUNT
 };
 
 /* The C type of each option type's field (a PATH holds HI bytes and a NUL). */
@@ -36,7 +36,7 @@ enum md_option_id {
 struct md_options {
 #define MD_OPTION(type, name, dflt, lo, hi, doc, details) MD_OPTION_FIELD_##type(name, hi)
 #include "base/options.inc"
-    uint64_t given;   /* bit MD_OPT_ID_x: the user set option x (directly, by an alias or EF_*) */
+    uint64_t given;   /* bit MD_OPTION_ID_x: the user set option x (directly, by an alias or EF_*) */
 };
 extern struct md_options md_opt MEMDBG_HIDDEN;
 void md_options_init(void) MEMDBG_HIDDEN;

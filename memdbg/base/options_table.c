@@ -21,28 +21,28 @@ const char *const md_log_format_names[] = {
 
 const char *const *md_option_enum_names(const struct md_option_desc *d)
 {
-    return d->target == MD_OPT_ID_log_format ? md_log_format_names : md_backend_names;
+    return d->target == MD_OPTION_ID_log_format ? md_log_format_names : md_backend_names;
 }
 
-const struct md_option_desc md_option_table[MD_OPT_COUNT] = {
+const struct md_option_desc md_option_table[MD_OPTION_ID_COUNT] = {
 #define MD_OPTION(type, name, dflt, lo, hi, doc, details) \
-    [MD_OPT_ID_##name] = { #name, MD_OPT_##type, MD_OPT_ID_##name, offsetof(struct md_options, name), \
+    [MD_OPTION_ID_##name] = { #name, MD_OPTION_TYPE_##type, MD_OPTION_ID_##name, offsetof(struct md_options, name), \
                            dflt, lo, hi, doc, details },
 #define MD_OPTION_ALIAS(type, name, target, lo, hi, doc, details) \
-    [MD_OPT_ID_##name] = { #name, MD_OPT_##type, MD_OPT_ID_##target, offsetof(struct md_options, target), \
+    [MD_OPTION_ID_##name] = { #name, MD_OPTION_TYPE_##type, MD_OPTION_ID_##target, offsetof(struct md_options, target), \
                            0, lo, hi, doc, details },
 #include "base/options.inc"
 };
 
 const struct md_env_option md_env_option_table[] = {
 #define MD_ENV_OPTION(variable, option, value_when_false, doc) \
-    { #variable, MD_OPT_ID_##option, value_when_false, doc },
+    { #variable, MD_OPTION_ID_##option, value_when_false, doc },
 #include "base/options.inc"
 };
 const size_t md_env_option_count = sizeof md_env_option_table / sizeof *md_env_option_table;
 
 /* struct md_options.given has a bit per row. */
-_Static_assert(MD_OPT_COUNT <= 64, "struct md_options.given holds 64 options");
+_Static_assert(MD_OPTION_ID_COUNT <= 64, "struct md_options.given holds 64 options");
 
 static size_t cstr_len(const char *s)
 {
@@ -58,7 +58,7 @@ static bool eq(const char *a, size_t alen, const char *b)
 
 const struct md_option_desc *md_option_find(const char *name, size_t len)
 {
-    for (size_t i = 0; i < MD_OPT_COUNT; i++)
+    for (size_t i = 0; i < MD_OPTION_ID_COUNT; i++)
         if (eq(name, len, md_option_table[i].name)) return &md_option_table[i];
     return 0;
 }
@@ -169,33 +169,33 @@ bool md_option_parse(const struct md_option_desc *d, const char *v, size_t len,
     unsigned long long u;
     long long n;
     switch (d->type) {
-    case MD_OPT_BOOL:
+    case MD_OPTION_TYPE_BOOL:
         if (md_option_parse_bool(v, len, (int *)field)) return true;
         break;
-    case MD_OPT_INT:
+    case MD_OPTION_TYPE_INT:
         if (parse_signed(v, len, d->lo, d->hi, &n)) { *(int *)field = (int)n; return true; }
         break;
-    case MD_OPT_SIZE:
+    case MD_OPTION_TYPE_SIZE:
         if (parse_unsigned(v, len, true, &u) && in_size_range(d, u)) { *(size_t *)field = u; return true; }
         break;
-    case MD_OPT_ALIGN:
+    case MD_OPTION_TYPE_ALIGN:
         if (parse_unsigned(v, len, true, &u) && u <= (unsigned long long)d->hi) {
             if (u == 0) u = 1;    /* EF_ALIGNMENT=0 means byte alignment */
             if (u >= (unsigned long long)d->lo && !(u & (u - 1))) { *(size_t *)field = u; return true; }
         }
         break;
-    case MD_OPT_ENUM:
+    case MD_OPTION_TYPE_ENUM:
         for (int i = 0; md_option_enum_names(d)[i]; i++)
             if (eq(v, len, md_option_enum_names(d)[i])) { *(int *)field = i; return true; }
         break;
-    case MD_OPT_PATH:
+    case MD_OPTION_TYPE_PATH:
         if (len >= (size_t)d->lo && len <= (size_t)d->hi) {
             memcpy(field, v, len);
             ((char *)field)[len] = 0;
             return true;
         }
         break;
-    case MD_OPT_MIB:
+    case MD_OPTION_TYPE_MIB:
         if (parse_signed(v, len, d->lo, d->hi, &n)) { *(size_t *)field = (size_t)n << 20; return true; }
         break;
     }
@@ -203,27 +203,27 @@ bool md_option_parse(const struct md_option_desc *d, const char *v, size_t len,
     char range[64];
     put(&t, "expected ");
     switch (d->type) {
-    case MD_OPT_BOOL:
+    case MD_OPTION_TYPE_BOOL:
         put(&t, MD_OPTION_BOOL_VALUES);
         break;
-    case MD_OPT_INT:
-    case MD_OPT_MIB:
+    case MD_OPTION_TYPE_INT:
+    case MD_OPTION_TYPE_MIB:
         put(&t, "an integer from ");
         put(&t, md_option_accepts(d, range, sizeof range));
         break;
-    case MD_OPT_SIZE:
+    case MD_OPTION_TYPE_SIZE:
         put(&t, "bytes");
         if (md_option_accepts(d, range, sizeof range)[0]) put(&t, " from ");
         put(&t, range);
         put(&t, " (K, M, G, T suffixes)");
         break;
-    case MD_OPT_ALIGN:
+    case MD_OPTION_TYPE_ALIGN:
         put(&t, "a power of two from ");
         put_size(&t, d->lo);
         put(&t, " to ");
         put_size(&t, d->hi);
         break;
-    case MD_OPT_ENUM: {
+    case MD_OPTION_TYPE_ENUM: {
         const char *const *names = md_option_enum_names(d);
         for (int i = 0; names[i]; i++) {
             if (i) put(&t, names[i + 1] ? ", " : " or ");
@@ -231,7 +231,7 @@ bool md_option_parse(const struct md_option_desc *d, const char *v, size_t len,
         }
         }
         break;
-    case MD_OPT_PATH:
+    case MD_OPTION_TYPE_PATH:
         put(&t, "a path of ");
         put(&t, md_option_accepts(d, range, sizeof range));
         put(&t, " bytes");
@@ -244,7 +244,7 @@ const struct md_option_desc *md_option_set_defaults(struct md_options *opts)
 {
     memset(opts, 0, sizeof *opts);
     char why[128];
-    for (size_t i = 0; i < MD_OPT_COUNT; i++) {
+    for (size_t i = 0; i < MD_OPTION_ID_COUNT; i++) {
         const struct md_option_desc *d = &md_option_table[i];
         /* Aliases have their target's default; an empty path stays empty. */
         if (d->dflt && d->dflt[0] && !md_option_parse(d, d->dflt, cstr_len(d->dflt), opts, why, sizeof why))
@@ -256,12 +256,12 @@ const struct md_option_desc *md_option_set_defaults(struct md_options *opts)
 const char *md_option_type_name(const struct md_option_desc *d)
 {
     switch (d->type) {
-    case MD_OPT_BOOL: return "bool";
-    case MD_OPT_INT: return "int";
-    case MD_OPT_SIZE: case MD_OPT_ALIGN: return "size";
-    case MD_OPT_ENUM: return "enum";
-    case MD_OPT_PATH: return "path";
-    case MD_OPT_MIB: return "int";
+    case MD_OPTION_TYPE_BOOL: return "bool";
+    case MD_OPTION_TYPE_INT: return "int";
+    case MD_OPTION_TYPE_SIZE: case MD_OPTION_TYPE_ALIGN: return "size";
+    case MD_OPTION_TYPE_ENUM: return "enum";
+    case MD_OPTION_TYPE_PATH: return "path";
+    case MD_OPTION_TYPE_MIB: return "int";
     }
     return "?";
 }
@@ -271,23 +271,23 @@ char *md_option_accepts(const struct md_option_desc *d, char *buf, size_t cap)
     struct text t = { buf, 0, cap };
     put(&t, "");
     switch (d->type) {
-    case MD_OPT_BOOL:
+    case MD_OPTION_TYPE_BOOL:
         put(&t, "0 or 1");
         break;
-    case MD_OPT_INT:
-    case MD_OPT_PATH:
+    case MD_OPTION_TYPE_INT:
+    case MD_OPTION_TYPE_PATH:
         put_int(&t, d->lo);
         put(&t, " to ");
         put_int(&t, d->hi);
         break;
-    case MD_OPT_MIB:
+    case MD_OPTION_TYPE_MIB:
         put_int(&t, d->lo);
         put(&t, " to ");
         put_int(&t, d->hi);
         put(&t, " MiB");
         break;
-    case MD_OPT_SIZE:
-    case MD_OPT_ALIGN:
+    case MD_OPTION_TYPE_SIZE:
+    case MD_OPTION_TYPE_ALIGN:
         if (d->hi == MD_NO_LIMIT) {
             if (d->lo) { put(&t, "at least "); put_size(&t, d->lo); }
             break;
@@ -295,9 +295,9 @@ char *md_option_accepts(const struct md_option_desc *d, char *buf, size_t cap)
         put_size(&t, d->lo);
         put(&t, " to ");
         put_size(&t, d->hi);
-        if (d->type == MD_OPT_ALIGN) put(&t, ", a power of two");
+        if (d->type == MD_OPTION_TYPE_ALIGN) put(&t, ", a power of two");
         break;
-    case MD_OPT_ENUM:
+    case MD_OPTION_TYPE_ENUM:
         for (int i = 0; md_option_enum_names(d)[i]; i++) {
             if (i) put(&t, ", ");
             put(&t, md_option_enum_names(d)[i]);
@@ -311,7 +311,7 @@ char *md_option_default_text(const struct md_option_desc *d, char *buf, size_t c
 {
     struct text t = { buf, 0, cap };
     put(&t, "");
-    if (d->type == MD_OPT_MIB) {   /* the target's default, in MiB */
+    if (d->type == MD_OPTION_TYPE_MIB) {   /* the target's default, in MiB */
         struct md_options o;
         md_option_set_defaults(&o);
         put_int(&t, (long long)(*(size_t *)((char *)&o + d->offset) >> 20));
@@ -327,21 +327,21 @@ char *md_option_value_text(const struct md_option_desc *d, const struct md_optio
     const void *field = (const char *)opts + d->offset;
     put(&t, "");
     switch (d->type) {
-    case MD_OPT_BOOL:
-    case MD_OPT_INT:
+    case MD_OPTION_TYPE_BOOL:
+    case MD_OPTION_TYPE_INT:
         put_int(&t, *(const int *)field);
         break;
-    case MD_OPT_SIZE:
-    case MD_OPT_ALIGN:
+    case MD_OPTION_TYPE_SIZE:
+    case MD_OPTION_TYPE_ALIGN:
         put_size(&t, (long long)*(const size_t *)field);
         break;
-    case MD_OPT_MIB:
+    case MD_OPTION_TYPE_MIB:
         put_int(&t, (long long)(*(const size_t *)field >> 20));
         break;
-    case MD_OPT_ENUM:
+    case MD_OPTION_TYPE_ENUM:
         put(&t, md_option_enum_names(d)[*(const int *)field]);
         break;
-    case MD_OPT_PATH:
+    case MD_OPTION_TYPE_PATH:
         put(&t, (const char *)field);
         break;
     }

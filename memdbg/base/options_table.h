@@ -13,7 +13,7 @@
 #define MD_NO_LIMIT (-1LL)
 
 enum md_option_type {
-    MD_OPT_BOOL, MD_OPT_INT, MD_OPT_SIZE, MD_OPT_ALIGN, MD_OPT_ENUM, MD_OPT_PATH, MD_OPT_MIB,
+    MD_OPTION_TYPE_BOOL, MD_OPTION_TYPE_INT, MD_OPTION_TYPE_SIZE, MD_OPTION_TYPE_ALIGN, MD_OPTION_TYPE_ENUM, MD_OPTION_TYPE_PATH, MD_OPTION_TYPE_MIB,
 };
 
 struct md_option_desc {
@@ -34,7 +34,7 @@ struct md_env_option {
     const char *doc;
 };
 
-extern const struct md_option_desc md_option_table[MD_OPT_COUNT] MEMDBG_HIDDEN;
+extern const struct md_option_desc md_option_table[MD_OPTION_ID_COUNT] MEMDBG_HIDDEN;
 extern const struct md_env_option md_env_option_table[] MEMDBG_HIDDEN;
 extern const size_t md_env_option_count MEMDBG_HIDDEN;
 extern const char *const md_backend_names[] MEMDBG_HIDDEN;   /* by enum md_backend_id, NULL-ended */

@@ -248,7 +248,7 @@ static uint32_t slot_record(uint32_t first, uint32_t cls, uint32_t cap)
     s->first_page = first;
     s->pages = cap;
     s->cls = (uint8_t)cls;
-    s->state = SLOT_FREE;
+    s->state = MD_SLOT_FREE;
     s->flags = SLOT_F_FRESH;
     uint32_t *ps = md_heap.page_slot + first;
     uint8_t *uses = md_heap.page_uses + first;
@@ -297,7 +297,7 @@ static bool flush_kept(void)
 void md_free_list_push(uint32_t id)
 {
     struct md_slot *s = &md_heap.slots[id];
-    s->state = SLOT_FREE;
+    s->state = MD_SLOT_FREE;
     uint8_t f = __atomic_load_n(&s->flags, __ATOMIC_RELAXED);
     /* A page a fault opened is no guard: the range and its record stay
      * out of use (reports on it still name the block). */

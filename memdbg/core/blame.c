@@ -12,7 +12,7 @@
  * held one has user == 0). */
 static bool holds_block(const struct md_slot *s)
 {
-    return s && s->state != SLOT_UNUSED && s->user != 0;
+    return s && s->state != MD_SLOT_UNUSED && s->user != 0;
 }
 
 /* Bytes between addr and the block [user, user + size): 0 inside it. */

@@ -9,9 +9,9 @@
 #include "sys/sys.h"
 
 /* ---- arena, slots, classes (arena.c) ---- */
-enum md_slot_state { SLOT_UNUSED = 0, SLOT_LIVE, SLOT_QUARANTINED, SLOT_FREE, SLOT_READY };
-enum md_kind { KIND_MALLOC = 0, KIND_NEW, KIND_NEW_ARRAY };
-enum md_dealloc { DEALLOC_FREE = 0, DEALLOC_DELETE, DEALLOC_DELETE_ARRAY, DEALLOC_REALLOC };
+enum md_slot_state { MD_SLOT_UNUSED = 0, MD_SLOT_LIVE, MD_SLOT_QUARANTINED, MD_SLOT_FREE, MD_SLOT_READY };
+enum md_kind { MD_KIND_MALLOC = 0, MD_KIND_NEW, MD_KIND_NEW_ARRAY };
+enum md_dealloc { MD_DEALLOC_FREE = 0, MD_DEALLOC_DELETE, MD_DEALLOC_DELETE_ARRAY, MD_DEALLOC_REALLOC };
 
 struct md_slot {
     uintptr_t user;        /* user pointer of the current (or last) block */

@@ -34,7 +34,7 @@ static void dontdump(uintptr_t lo, uintptr_t hi)
 static bool page_is_live(uint32_t p)
 {
     struct md_slot *s = md_slot_of_addr(md_page_addr(p));
-    if (!s || s->state != SLOT_LIVE) return false;
+    if (!s || s->state != MD_SLOT_LIVE) return false;
     uint32_t first = md_slot_data_page(s);
     return p - first < s->data_pages;
 }

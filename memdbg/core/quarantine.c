@@ -12,7 +12,7 @@ void md_quarantine_push(uint32_t id)
 {
     MD_DCHECK(md_heap_lock_mine());
     struct md_slot *s = &md_heap.slots[id];
-    s->state = SLOT_QUARANTINED;
+    s->state = MD_SLOT_QUARANTINED;
     s->next = 0;
     if (md_heap.q_tail) md_heap.slots[md_heap.q_tail].next = id;
     else md_heap.q_head = id;

@@ -24,7 +24,7 @@
 
 
 /* slot id -> 0 unreached, 1 reachable, 2 indirect, 3 suppressed */
-enum { M_NONE, M_REACHABLE, M_INDIRECT, M_SUPPRESSED };
+enum leak_mark { LEAK_MARK_NONE, LEAK_MARK_REACHABLE, LEAK_MARK_INDIRECT, LEAK_MARK_SUPPRESSED };
 static uint8_t *mark;
 static uint32_t *work, *origins;
 static size_t nwork, mark_cap;
@@ -39,12 +39,12 @@ static void consider(uintptr_t w, uint8_t how)
     uint32_t id = md_heap.page_slot[(w - md_heap.base) >> MD_PAGE_SHIFT];
     if (!id || mark[id] || id == origin) return;
     struct md_slot *s = &md_heap.slots[id];
-    if (s->state != SLOT_LIVE || w < s->user || w > s->user + s->size) return;
+    if (s->state != MD_SLOT_LIVE || w < s->user || w > s->user + s->size) return;
     mark[id] = how;
     work[nwork++] = id;
 }
 
-static void consider_root(uintptr_t w) { consider(w, M_REACHABLE); }
+static void consider_root(uintptr_t w) { consider(w, LEAK_MARK_REACHABLE); }
 
 /* The block being read, for drain() to go on in it after a fault
  * (volatile: read after the jump back). */
@@ -117,11 +117,11 @@ static void mark_live(void)
     md_scan_roots(consider_root);
     for (uint32_t id = 1; id <= n; id++) {
         struct md_slot *s = &md_heap.slots[id];
-        if (s->state != SLOT_LIVE || mark[id]) continue;
-        if (md_leak_ignored(id) || md_allocated_by_ldso(s->alloc_stack)) consider(s->user, M_REACHABLE);
+        if (s->state != MD_SLOT_LIVE || mark[id]) continue;
+        if (md_leak_ignored(id) || md_allocated_by_ldso(s->alloc_stack)) consider(s->user, LEAK_MARK_REACHABLE);
     }
     md_deferred_foreach(consider_root);
-    drain(M_REACHABLE);
+    drain(LEAK_MARK_REACHABLE);
 }
 
 /* Everything still unmarked is leaked; a leaked block is indirect when
@@ -139,19 +139,19 @@ static void mark_leaks(void)
 {
     uint32_t n = md_heap.nslots, norigins = 0;
     for (uint32_t id = 1; id <= n; id++) {
-        if (md_heap.slots[id].state != SLOT_LIVE || mark[id]) continue;
+        if (md_heap.slots[id].state != MD_SLOT_LIVE || mark[id]) continue;
         origins[norigins++] = origin = id;
         work[nwork++] = id;
-        drain(M_INDIRECT);
+        drain(LEAK_MARK_INDIRECT);
     }
     for (uint32_t id = 1; id <= n; id++)
-        if (mark[id] == M_INDIRECT) mark[id] = M_NONE;
+        if (mark[id] == LEAK_MARK_INDIRECT) mark[id] = LEAK_MARK_NONE;
     for (uint32_t i = norigins; i-- > 0;) {
         uint32_t id = origins[i];
         if (mark[id]) continue;
         origin = id;
         work[nwork++] = id;
-        drain(M_INDIRECT);
+        drain(LEAK_MARK_INDIRECT);
     }
     origin = 0;
 }
@@ -222,21 +222,21 @@ static bool report_leaks(void)
     if (md_have_suppressions()) {
         for (uint32_t id = 1; id <= n; id++) {
             struct md_slot *s = &md_heap.slots[id];
-            if (s->state != SLOT_LIVE || mark[id]) continue;
+            if (s->state != MD_SLOT_LIVE || mark[id]) continue;
             int k = suppression_of(s->alloc_stack);
             if (k < 0) continue;
             md_suppression_hit(k, s->size);
             sup_bytes += s->size;
             sup_blocks++;
-            mark[id] = M_SUPPRESSED;
+            mark[id] = LEAK_MARK_SUPPRESSED;
             work[nwork++] = id;
-            drain(M_SUPPRESSED);
+            drain(LEAK_MARK_SUPPRESSED);
         }
     }
     mark_leaks();
     size_t nleaks = 0;
     for (uint32_t id = 1; id <= n; id++)
-        if (md_heap.slots[id].state == SLOT_LIVE && (mark[id] == M_NONE || mark[id] == M_INDIRECT)) nleaks++;
+        if (md_heap.slots[id].state == MD_SLOT_LIVE && (mark[id] == LEAK_MARK_NONE || mark[id] == LEAK_MARK_INDIRECT)) nleaks++;
 
     struct md_buf buf, *b = &buf;
     if (!nleaks) {
@@ -259,8 +259,8 @@ static bool report_leaks(void)
     size_t k = 0;
     for (uint32_t id = 1; id <= n; id++) {
         struct md_slot *s = &md_heap.slots[id];
-        if (s->state != SLOT_LIVE || (mark[id] != M_NONE && mark[id] != M_INDIRECT)) continue;
-        g[k++] = (struct leak_group){ s->alloc_stack, mark[id] == M_NONE, s->size, 1 };
+        if (s->state != MD_SLOT_LIVE || (mark[id] != LEAK_MARK_NONE && mark[id] != LEAK_MARK_INDIRECT)) continue;
+        g[k++] = (struct leak_group){ s->alloc_stack, mark[id] == LEAK_MARK_NONE, s->size, 1 };
     }
     qsort(g, k, sizeof *g, by_stack);
     size_t m = 0;
@@ -338,25 +338,25 @@ static void check_live_padding(void)
     for (; id <= md_heap.nslots; id++) {
         struct md_slot *s = &md_heap.slots[id];
         uintptr_t bad;
-        if (s->state != SLOT_LIVE || __atomic_load_n(&s->filling, __ATOMIC_ACQUIRE) ||
+        if (s->state != MD_SLOT_LIVE || __atomic_load_n(&s->filling, __ATOMIC_ACQUIRE) ||
             md_check_padding(s, &bad))
             continue;
         /* a compact neighbour's overflow: reported with that block */
         uintptr_t from_below;
         if (bad < s->user && md_overflow_from_below(s, &from_below)) continue;
         struct md_error_info e = {
-            .kind = bad >= s->user + s->size ? ERR_OVERFLOW : ERR_UNDERFLOW,
+            .kind = bad >= s->user + s->size ? MD_ERROR_OVERFLOW : MD_ERROR_UNDERFLOW,
             .access = 2, .slot = s,
             .how = "the padding next to a live block was overwritten; found at exit",
         };
         e.access_size = md_padding_damage(s, bad, &e.addr);
         uint32_t above;
-        if (e.kind == ERR_OVERFLOW && (above = md_underflow_from_above(s, &e.addr, e.access_size)) != 0) {
-            e.kind = ERR_UNDERFLOW;
+        if (e.kind == MD_ERROR_OVERFLOW && (above = md_underflow_from_above(s, &e.addr, e.access_size)) != 0) {
+            e.kind = MD_ERROR_UNDERFLOW;
             e.slot = &md_heap.slots[above];
             e.how = "a live block was written below its start, into the redzone of the block below it "
                     "(compact mode); found at exit";
-        } else if (e.kind == ERR_OVERFLOW && md_damage_reaches_window_end(s, e.addr, e.access_size)) {
+        } else if (e.kind == MD_ERROR_OVERFLOW && md_damage_reaches_window_end(s, e.addr, e.access_size)) {
             e.how = "the padding after a live block was overwritten to the end of its redzone (compact mode), "
                     "perhaps further; found at exit";
         }

@@ -36,7 +36,7 @@ MEMDBG_API void __lsan_ignore_object(const void *p)
     md_in_runtime++;
     md_heap_lock();
     struct md_slot *s = md_slot_of_addr((uintptr_t)p);
-    bool ok = s && s->state == SLOT_LIVE && (uintptr_t)p >= s->user && (uintptr_t)p <= s->user + s->size;
+    bool ok = s && s->state == MD_SLOT_LIVE && (uintptr_t)p >= s->user && (uintptr_t)p <= s->user + s->size;
     if (ok) md_leak_ignore_slot((uint32_t)(s - md_heap.slots));
     md_heap_unlock();
     md_in_runtime--;

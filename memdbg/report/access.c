@@ -13,7 +13,7 @@ size_t md_block_room(const void *p)
     uintptr_t a = (uintptr_t)p;
     if (!md_in_arena(a)) return SIZE_MAX;
     const struct md_slot *s = md_slot_of_addr(a);
-    if (!s || s->state != SLOT_LIVE || a < s->user || a - s->user >= s->size) return 0;
+    if (!s || s->state != MD_SLOT_LIVE || a < s->user || a - s->user >= s->size) return 0;
     return s->user + s->size - a;
 }
 
@@ -49,7 +49,7 @@ __attribute__((noinline)) void md_report_overlap(const char *fn, const void *a, 
     uintptr_t frames[MD_MAX_FRAMES];
     struct md_error_info e;
     memset(&e, 0, sizeof e);
-    e.kind = ERR_PARAM_OVERLAP;
+    e.kind = MD_ERROR_PARAM_OVERLAP;
     e.function = fn;
     e.addr = (uintptr_t)a;
     e.access_size = an;

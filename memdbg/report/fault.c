@@ -47,7 +47,7 @@ static bool seen_before(int kind, uintptr_t pc, uint32_t stack)
 static bool recoverable(const struct md_slot *s)
 {
     return !md_opt.halt_on_error && s && md_heap.backend->open_page &&
-           (s->state == SLOT_LIVE || s->state == SLOT_QUARANTINED);
+           (s->state == MD_SLOT_LIVE || s->state == MD_SLOT_QUARANTINED);
 }
 
 void md_classify_addr(struct md_error_info *e, uintptr_t addr)
@@ -55,13 +55,13 @@ void md_classify_addr(struct md_error_info *e, uintptr_t addr)
     struct md_slot *s = md_blame(addr);
     e->slot = s;
     if (!s) {
-        e->kind = ERR_UNKNOWN_CRASH;
+        e->kind = MD_ERROR_UNKNOWN_CRASH;
         return;
     }
-    e->kind = addr < s->user ? ERR_UNDERFLOW : ERR_OVERFLOW;
+    e->kind = addr < s->user ? MD_ERROR_UNDERFLOW : MD_ERROR_OVERFLOW;
     /* a freed block's pages are all guards: its bytes and the slack after
      * them up to its guard page are a use of freed memory */
-    if (s->state != SLOT_LIVE && addr >= s->user && addr - s->user < s->size + MD_PAGE) e->kind = ERR_UAF;
+    if (s->state != MD_SLOT_LIVE && addr >= s->user && addr - s->user < s->size + MD_PAGE) e->kind = MD_ERROR_UAF;
 }
 
 static void report_fault(void *arg)
@@ -85,10 +85,10 @@ static void report_fault(void *arg)
     e.frames = frames;
 
     md_classify_addr(&e, addr);
-    if (e.slot && e.slot->state == SLOT_LIVE && e.access == 2 && md_frozen_covers(e.slot, addr))
-        e.kind = ERR_FROZEN_WRITE;
+    if (e.slot && e.slot->state == MD_SLOT_LIVE && e.access == 2 && md_frozen_covers(e.slot, addr))
+        e.kind = MD_ERROR_FROZEN_WRITE;
     /* halt_on_error=0: the write goes through (on_segv thaws the block) */
-    if (e.kind == ERR_FROZEN_WRITE && !md_opt.halt_on_error) {
+    if (e.kind == MD_ERROR_FROZEN_WRITE && !md_opt.halt_on_error) {
         md_report_error(&e);
         md_frozen_site_reported(e.pc);
         f->go_on = f->thaw = true;

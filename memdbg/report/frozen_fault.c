@@ -45,7 +45,7 @@ bool md_frozen_thaw_at(uintptr_t addr)
     if (md_heap_lock_mine()) return false;   /* memdbg's own write, under its lock: a bug to report */
     md_heap_lock();
     struct md_slot *s = md_slot_of_addr(addr);
-    bool ok = s && s->state == SLOT_LIVE;
+    bool ok = s && s->state == MD_SLOT_LIVE;
     if (ok && md_frozen_covers(s, addr)) ok = md_frozen_set(&s, 1, false) == 1;
     md_heap_unlock();
     return ok;
@@ -60,7 +60,7 @@ int md_frozen_fault(const siginfo_t *si, const void *ucv)
     if (!(uc->uc_mcontext.gregs[REG_ERR] & 2)) return 0;   /* not a write */
     uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
     struct md_slot *s = md_slot_of_addr(addr);
-    if (!s || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != SLOT_LIVE) return 0;
+    if (!s || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != MD_SLOT_LIVE) return 0;
     uintptr_t lo = md_page_addr(md_slot_data_page(s));
     if (addr - lo >= ((uintptr_t)s->data_pages << MD_PAGE_SHIFT)) return 0;
     if (md_frozen_covers(s, addr)) {

@@ -176,9 +176,9 @@ static void put_options(struct md_json *j)
     char text[512];
     key(j, "options");
     md_putc(j->b, '"');
-    for (size_t i = 0, n = 0; i < MD_OPT_COUNT; i++) {
+    for (size_t i = 0, n = 0; i < MD_OPTION_ID_COUNT; i++) {
         const struct md_option_desc *d = &md_option_table[i];
-        if (d->target != (enum md_option_id)i || d->target == MD_OPT_ID_help) continue;   /* aliases */
+        if (d->target != (enum md_option_id)i || d->target == MD_OPTION_ID_help) continue;   /* aliases */
         md_option_value_text(d, &md_opt, text, sizeof text);
         if (n++) md_putc(j->b, ':');
         md_puts(j->b, d->name);

@@ -64,28 +64,28 @@ void md_with_report_stack(void (*fn)(void *), void *arg)
 }
 
 static const char *const kind_names[] = {
-    [ERR_OVERFLOW] = "heap-buffer-overflow",
-    [ERR_UNDERFLOW] = "heap-buffer-underflow",
-    [ERR_UAF] = "heap-use-after-free",
-    [ERR_DOUBLE_FREE] = "double-free",
-    [ERR_BAD_FREE] = "bad-free",
-    [ERR_MISMATCH] = "alloc-dealloc-mismatch",
-    [ERR_UNKNOWN_CRASH] = "wild-access",
-    [ERR_FROZEN_WRITE] = "write-to-frozen-block",
-    [ERR_FREE_FROZEN] = "free-of-frozen-block",
-    [ERR_NEW_DELETE_MISMATCH] = "new-delete-type-mismatch",
-    [ERR_PARAM_OVERLAP] = "param-overlap",
+    [MD_ERROR_OVERFLOW] = "heap-buffer-overflow",
+    [MD_ERROR_UNDERFLOW] = "heap-buffer-underflow",
+    [MD_ERROR_UAF] = "heap-use-after-free",
+    [MD_ERROR_DOUBLE_FREE] = "double-free",
+    [MD_ERROR_BAD_FREE] = "bad-free",
+    [MD_ERROR_MISMATCH] = "alloc-dealloc-mismatch",
+    [MD_ERROR_UNKNOWN_CRASH] = "wild-access",
+    [MD_ERROR_FROZEN_WRITE] = "write-to-frozen-block",
+    [MD_ERROR_FREE_FROZEN] = "free-of-frozen-block",
+    [MD_ERROR_NEW_DELETE_MISMATCH] = "new-delete-type-mismatch",
+    [MD_ERROR_PARAM_OVERLAP] = "param-overlap",
 };
 
 static const char *alloc_name(int kind)
 {
-    return kind == KIND_NEW ? "operator new" : kind == KIND_NEW_ARRAY ? "operator new []" : "malloc";
+    return kind == MD_KIND_NEW ? "operator new" : kind == MD_KIND_NEW_ARRAY ? "operator new []" : "malloc";
 }
 
 static const char *dealloc_name(int d)
 {
-    return d == DEALLOC_DELETE ? "operator delete" : d == DEALLOC_DELETE_ARRAY ? "operator delete []"
-         : d == DEALLOC_REALLOC ? "realloc" : "free";
+    return d == MD_DEALLOC_DELETE ? "operator delete" : d == MD_DEALLOC_DELETE_ARRAY ? "operator delete []"
+         : d == MD_DEALLOC_REALLOC ? "realloc" : "free";
 }
 
 MEMDBG_HIDDEN void md_report_begin(struct md_buf *b)
@@ -121,7 +121,7 @@ static void put_stack_id(struct md_buf *b, uint32_t id)
  * free-of-frozen-block is about (core/frozen.c keeps it). */
 static void put_frozen_by(struct md_buf *b, const struct md_error_info *e, const struct md_slot *s)
 {
-    if (e->kind != ERR_FROZEN_WRITE && e->kind != ERR_FREE_FROZEN) return;
+    if (e->kind != MD_ERROR_FROZEN_WRITE && e->kind != MD_ERROR_FREE_FROZEN) return;
     const struct md_frozen_by *fb = md_frozen_by((uint32_t)(s - md_heap.slots));
     if (!fb) return;
     md_puts(b, "frozen by thread T");
@@ -285,13 +285,13 @@ static void put_type_mismatch(struct md_buf *b, const struct md_error_info *e, c
 
 static bool is_access_error(int kind)
 {
-    return kind == ERR_OVERFLOW || kind == ERR_UNDERFLOW || kind == ERR_UAF || kind == ERR_UNKNOWN_CRASH ||
-           kind == ERR_FROZEN_WRITE;
+    return kind == MD_ERROR_OVERFLOW || kind == MD_ERROR_UNDERFLOW || kind == MD_ERROR_UAF || kind == MD_ERROR_UNKNOWN_CRASH ||
+           kind == MD_ERROR_FROZEN_WRITE;
 }
 
 static bool slot_freed(const struct md_slot *s)
 {
-    return s->state == SLOT_QUARANTINED || s->state == SLOT_FREE;
+    return s->state == MD_SLOT_QUARANTINED || s->state == MD_SLOT_FREE;
 }
 
 /* The report as one JSON object (docs/report-json.md). */
@@ -305,7 +305,7 @@ static void json_body(struct md_buf *b, const struct md_error_info *e)
         if (e->access_size > 0) md_json_uint(&j, "size", (unsigned)e->access_size);
         else md_json_null(&j, "size");
         md_json_str(&j, "direction", e->access == 2 ? "write" : e->access == 1 ? "read" : "unknown");
-    } else if (e->kind == ERR_PARAM_OVERLAP) {
+    } else if (e->kind == MD_ERROR_PARAM_OVERLAP) {
         md_json_null(&j, "size");
         md_json_str(&j, "direction", "unknown");
         md_json_str(&j, "operation", e->function);
@@ -315,11 +315,11 @@ static void json_body(struct md_buf *b, const struct md_error_info *e)
         md_json_str(&j, "direction", "unknown");
         md_json_str(&j, "operation", dealloc_name(e->dealloc_kind));
     }
-    if (e->kind == ERR_MISMATCH) {
+    if (e->kind == MD_ERROR_MISMATCH) {
         md_json_str(&j, "allocated_with", alloc_name(e->alloc_kind));
         md_json_str(&j, "deallocated_with", dealloc_name(e->dealloc_kind));
     }
-    if (e->kind == ERR_NEW_DELETE_MISMATCH) {
+    if (e->kind == MD_ERROR_NEW_DELETE_MISMATCH) {
         if (s) md_json_uint(&j, "allocated_size", s->size);
         if (e->dealloc_size != (size_t)-1) md_json_uint(&j, "deallocated_size", e->dealloc_size);
         else md_json_null(&j, "deallocated_size");
@@ -355,7 +355,7 @@ static void json_body(struct md_buf *b, const struct md_error_info *e)
             int n = md_depot_get(s->free_stack, &f);
             md_json_stack(&j, "free", f, n, false);
         }
-        if (e->kind == ERR_FROZEN_WRITE || e->kind == ERR_FREE_FROZEN) {
+        if (e->kind == MD_ERROR_FROZEN_WRITE || e->kind == MD_ERROR_FREE_FROZEN) {
             const struct md_frozen_by *fb = md_frozen_by((uint32_t)(s - md_heap.slots));
             if (fb) {
                 int nf = md_depot_get(fb->stack, &f);
@@ -373,7 +373,7 @@ static void put_summary(struct md_buf *b, const struct md_error_info *e, const c
 {
     if (!md_opt.print_summary) return;
     md_puts(b, "SUMMARY: memdbg: ");
-    if (e->kind == ERR_PARAM_OVERLAP) {
+    if (e->kind == MD_ERROR_PARAM_OVERLAP) {
         md_puts(b, e->function);
         md_putc(b, '-');
     }
@@ -401,12 +401,12 @@ static void put_overlap_blocks(struct md_buf *b, const struct md_error_info *e)
 {
     const struct md_slot *first = md_slot_of_addr(e->addr);
     const struct md_slot *second = md_slot_of_addr(e->addr2);
-    if (first && first->state == SLOT_LIVE) {
+    if (first && first->state == MD_SLOT_LIVE) {
         put_location(b, e->addr, first);
         put_allocated_by(b, first);
         md_putc(b, '\n');
     }
-    if (second && second->state == SLOT_LIVE) {
+    if (second && second->state == MD_SLOT_LIVE) {
         put_location(b, e->addr2, second);
         if (second != first) put_allocated_by(b, second);
         md_putc(b, '\n');
@@ -433,7 +433,7 @@ static void report_body(void *arg)
     md_puts(b, "=================================================================\n");
     md_put_pid_prefix(b);
     md_puts(b, "ERROR: memdbg: ");
-    if (e->kind == ERR_PARAM_OVERLAP) {
+    if (e->kind == MD_ERROR_PARAM_OVERLAP) {
         /* ASan's layout: "memcpy-param-overlap: memory ranges [a,b) and [c,d) overlap" */
         md_puts(b, e->function);
         md_putc(b, '-');
@@ -465,7 +465,7 @@ static void report_body(void *arg)
         md_puts(b, " bp "); md_putx(b, e->bp);
         md_puts(b, " sp "); md_putx(b, e->sp);
     }
-    if (e->kind == ERR_MISMATCH) {
+    if (e->kind == MD_ERROR_MISMATCH) {
         md_puts(b, " (");
         md_puts(b, alloc_name(e->alloc_kind));
         md_puts(b, " vs ");
@@ -489,7 +489,7 @@ static void report_body(void *arg)
     md_putu(b, md_thread_id());
     md_putc(b, '\n');
     if (e->how) { md_puts(b, "    ("); md_puts(b, e->how); md_puts(b, ")\n"); }
-    if (e->kind == ERR_NEW_DELETE_MISMATCH && s) put_type_mismatch(b, e, s);
+    if (e->kind == MD_ERROR_NEW_DELETE_MISMATCH && s) put_type_mismatch(b, e, s);
     put_raw_frames(b, e->frames, e->nframes);
     md_flush(b);   /* the essentials are out before libdwfl runs */
     md_print_stack(b, e->frames, e->nframes, e->pc != 0);
@@ -511,7 +511,7 @@ static void report_body(void *arg)
         md_puts(b, " here:\n");
         put_stack_id(b, s->alloc_stack);
         md_putc(b, '\n');
-    } else if (e->kind == ERR_BAD_FREE) {
+    } else if (e->kind == MD_ERROR_BAD_FREE) {
         md_putx(b, e->addr);
         md_puts(b, md_in_arena(e->addr) ? " is in the memdbg heap but not in any block\n\n"
                                         : " was not allocated by malloc (not in the memdbg heap)\n\n");

@@ -10,11 +10,11 @@
 
 /* ---- reports (report.c) and the SIGSEGV handler (fault.c) ---- */
 enum md_error {
-    ERR_OVERFLOW, ERR_UNDERFLOW, ERR_UAF, ERR_DOUBLE_FREE, ERR_BAD_FREE,
-    ERR_MISMATCH, ERR_UNKNOWN_CRASH, ERR_NEW_DELETE_MISMATCH,
-    ERR_FROZEN_WRITE,           /* a write into a block memdbg_freeze made read-only */
-    ERR_FREE_FROZEN,            /* free or realloc of a frozen block (report_free_frozen=1) */
-    ERR_PARAM_OVERLAP,
+    MD_ERROR_OVERFLOW, MD_ERROR_UNDERFLOW, MD_ERROR_UAF, MD_ERROR_DOUBLE_FREE, MD_ERROR_BAD_FREE,
+    MD_ERROR_MISMATCH, MD_ERROR_UNKNOWN_CRASH, MD_ERROR_NEW_DELETE_MISMATCH,
+    MD_ERROR_FROZEN_WRITE,           /* a write into a block memdbg_freeze made read-only */
+    MD_ERROR_FREE_FROZEN,            /* free or realloc of a frozen block (report_free_frozen=1) */
+    MD_ERROR_PARAM_OVERLAP,
 };
 struct md_error_info {
     int kind;
@@ -29,7 +29,7 @@ struct md_error_info {
      * MD_SIZE_NOT_GIVEN), the alignments of new and delete (0: none) */
     size_t dealloc_size, alloc_align, dealloc_align;
     uintptr_t pc, sp, bp;
-    /* ERR_PARAM_OVERLAP: the function, and its second range (the first
+    /* MD_ERROR_PARAM_OVERLAP: the function, and its second range (the first
      * is [addr, addr + access_size)) */
     const char *function;
     uintptr_t addr2;

@@ -37,9 +37,9 @@ MEMDBG_API __attribute__((used)) const struct memdbg_stats_v1 memdbg_stats = {
     .slot_off_pages = SLOT_OFF(pages),
     .slot_off_data_pages = SLOT_OFF(data_pages),
     .slot_off_state = SLOT_OFF(state),
-    .state_live = SLOT_LIVE,
-    .state_quarantined = SLOT_QUARANTINED,
-    .state_free = SLOT_FREE,
-    .state_ready = SLOT_READY,
+    .state_live = MD_SLOT_LIVE,
+    .state_quarantined = MD_SLOT_QUARANTINED,
+    .state_free = MD_SLOT_FREE,
+    .state_ready = MD_SLOT_READY,
     .page_size = MD_PAGE,
 };

@@ -40,10 +40,10 @@
  * so a table's pages become resident only as its sets and words are used
  * (a thread with a few call sites touches a few pages, not 160 KiB), and
  * an exited thread's table is emptied by giving its pages back. */
-enum { MEMO_EMPTY, MEMO_SEEN, MEMO_RECORDED };
+enum memo_entry_state { MEMO_ENTRY_EMPTY, MEMO_ENTRY_SEEN, MEMO_ENTRY_RECORDED };
 struct memo_entry {              /* what a lookup reads: 48 bytes */
     uintptr_t entry_ra, ra, sp, bp;
-    uint32_t id;                 /* depot id (MEMO_RECORDED) */
+    uint32_t id;                 /* depot id (MEMO_ENTRY_RECORDED) */
     uint32_t used;               /* the set's clock at the last hit or record */
     uint16_t max, nslots;
     uint8_t state;
@@ -144,7 +144,7 @@ static struct memo_set *set_for(struct memo_table *t, const struct md_stack *st)
 
 static bool same_site(const struct memo_entry *e, const struct md_stack *st)
 {
-    return e->state != MEMO_EMPTY && e->ra == st->ra && e->sp == st->sp &&
+    return e->state != MEMO_ENTRY_EMPTY && e->ra == st->ra && e->sp == st->sp &&
            e->entry_ra == st->entry_ra;
 }
 
@@ -153,7 +153,7 @@ static bool same_site(const struct memo_entry *e, const struct md_stack *st)
 static bool variant_holds(const struct memo_entry *e, const struct memo_words *wd,
                           const struct md_stack *st, int max)
 {
-    if (e->state != MEMO_RECORDED || e->max != max || (e->needs_bp && e->bp != st->bp))
+    if (e->state != MEMO_ENTRY_RECORDED || e->max != max || (e->needs_bp && e->bp != st->bp))
         return false;
     for (int i = 0; i < e->nslots; i++)
         if (*(const volatile uintptr_t *)(st->sp + wd->off[i]) != wd->val[i]) return false;
@@ -175,8 +175,8 @@ static struct memo_entry *victim(struct memo_set *s, const struct md_stack *st, 
     struct memo_entry *lru = &s->way[0];
     for (int w = 0; w < MEMO_WAYS; w++) {
         struct memo_entry *e = &s->way[w];
-        if (e->state == MEMO_EMPTY) return e;
-        if (keep_seen && e->state == MEMO_SEEN && same_site(e, st)) return e;
+        if (e->state == MEMO_ENTRY_EMPTY) return e;
+        if (keep_seen && e->state == MEMO_ENTRY_SEEN && same_site(e, st)) return e;
         if ((int32_t)(e->used - lru->used) < 0) lru = e;
     }
     return lru;
@@ -283,7 +283,7 @@ void md_stack_capture(struct md_stack *st, int max)
         return;
     }
     if (md_opt.fast_unwind_on_malloc && unwind_frame_pointers(st, max)) return;
-    /* A site's first miss leaves a MEMO_SEEN entry (libunwind's cached
+    /* A site's first miss leaves a MEMO_ENTRY_SEEN entry (libunwind's cached
      * unw_backtrace); a later miss there records the stack (the recording
      * unwind, several times dearer), if the set has credit. */
     struct memo_table *t = md_opt.stack_memo ? table_get() : 0;
@@ -306,7 +306,7 @@ void md_stack_capture(struct md_stack *st, int max)
         md_heap.memo_misses++;
         if (!known) {
             struct memo_entry *e = victim(s, st, false);
-            e->state = MEMO_SEEN;
+            e->state = MEMO_ENTRY_SEEN;
             e->ra = st->ra;
             e->sp = st->sp;
             e->entry_ra = st->entry_ra;
@@ -339,7 +339,7 @@ uint32_t md_stack_id(struct md_stack *st)
     struct memo_entry *e = victim(s, st, true);
     /* A signal handler on this thread may look the set up meanwhile: it
      * must not see a half-written entry as recorded. */
-    e->state = MEMO_EMPTY;
+    e->state = MEMO_ENTRY_EMPTY;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     e->entry_ra = st->entry_ra;
     e->ra = st->ra;
@@ -356,6 +356,6 @@ uint32_t md_stack_id(struct md_stack *st)
     e->id = st->id;
     e->used = ++s->clock;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    e->state = MEMO_RECORDED;
+    e->state = MEMO_ENTRY_RECORDED;
     return st->id;
 }

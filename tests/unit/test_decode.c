@@ -141,7 +141,7 @@ static void fake_heap(int state)
     s->user = block_start();
     s->size = BLOCK_SIZE;
     s->state = (uint8_t)state;
-    if (state == SLOT_LIVE) mprotect(arena + 2 * 4096, 4096, PROT_READ | PROT_WRITE);
+    if (state == MD_SLOT_LIVE) mprotect(arena + 2 * 4096, 4096, PROT_READ | PROT_WRITE);
     md_heap.initialized = 1;
     md_fault_init();
 }
@@ -228,12 +228,12 @@ static void run_faults(int state, uintptr_t offset, const char *kind, const char
 
 static void faults_freed(void)
 {
-    run_faults(SLOT_QUARANTINED, 5, "heap-use-after-free", "^0x[0-9a-f]+ is located 5 bytes inside of 32-byte region");
+    run_faults(MD_SLOT_QUARANTINED, 5, "heap-use-after-free", "^0x[0-9a-f]+ is located 5 bytes inside of 32-byte region");
 }
 
 static void faults_overflow(void)
 {
-    run_faults(SLOT_LIVE, BLOCK_SIZE, "heap-buffer-overflow", "^0x[0-9a-f]+ is located 0 bytes after 32-byte region");
+    run_faults(MD_SLOT_LIVE, BLOCK_SIZE, "heap-buffer-overflow", "^0x[0-9a-f]+ is located 0 bytes after 32-byte region");
 }
 
 const struct unit_case unit_decode_cases[] = {

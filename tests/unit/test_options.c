@@ -45,7 +45,7 @@ static void defaults(void)
     UNIT_EQ_U(md_opt.symbolize, 1, "symbolize");
     UNIT_EQ_U(md_opt.compact, 0, "compact");
     UNIT_EQ_U(md_opt.compact_max, 1024, "compact_max");
-    UNIT_EQ_U(md_option_given(MD_OPT_ID_quarantine_size), 0, "quarantine_size given");
+    UNIT_EQ_U(md_option_given(MD_OPTION_ID_quarantine_size), 0, "quarantine_size given");
     UNIT_EQ_S(md_opt.log_path, "", "log_path");
     UNIT_EQ_S(md_opt.suppressions, "", "suppressions");
 }
@@ -65,7 +65,7 @@ static unsigned long long field_value(const char *field)
     FIELD(detect_leaks); FIELD(exitcode); FIELD(abort_on_error); FIELD(halt_on_error);
     FIELD(malloc_context_size); FIELD(verbosity); FIELD(print_stats); FIELD(free_batch);
     FIELD(arena_size); FIELD(allow_malloc_0); FIELD(compact_max); FIELD(compact_defer);
-    if (strcmp(field, "quarantine_given") == 0) return md_option_given(MD_OPT_ID_quarantine_size);
+    if (strcmp(field, "quarantine_given") == 0) return md_option_given(MD_OPTION_ID_quarantine_size);
     FIELD(symbolize); FIELD(recycle_pages);
 #undef FIELD
     UNIT_FAIL("no field %s in the test's list", field);
@@ -232,7 +232,7 @@ static void ef_variables(void)
     UNIT_EQ_U(md_opt.allow_malloc_0, 0, "EF_ALLOW_MALLOC_0=0");
     UNIT_EQ_U(md_opt.malloc_fill_byte, 7, "EF_FILL=7");
     UNIT_EQ_U(md_opt.quarantine_size, 0, "EF_PROTECT_FREE=0");
-    UNIT_EQ_U(md_option_given(MD_OPT_ID_quarantine_size), 1, "EF_PROTECT_FREE=0 sets the quarantine");
+    UNIT_EQ_U(md_option_given(MD_OPTION_ID_quarantine_size), 1, "EF_PROTECT_FREE=0 sets the quarantine");
 
     setenv("MEMDBG_OPTIONS", "protect_below=0:alignment=32:quarantine_size_mb=1", 1);
     md_options_init();

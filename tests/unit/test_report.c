@@ -123,9 +123,9 @@ static void use_after_free(void)
     uintptr_t freed[] = { RA(fake_free), RA(free_buffer), RA(fake_main) };
     uintptr_t alloc[] = { RA(fake_malloc), RA(make_buffer), RA(fake_main) };
     struct report_case c = {
-        .e = { .kind = ERR_UAF, .addr = BLOCK + 5, .access = 1, .access_size = 4, .frames = at, .nframes = 2,
+        .e = { .kind = MD_ERROR_UAF, .addr = BLOCK + 5, .access = 1, .access_size = 4, .frames = at, .nframes = 2,
                .slot = (struct md_slot *)1, .pc = at[0], .sp = 0x7ffd00001000, .bp = 0x7ffd00001040 },
-        .slot = { .user = BLOCK, .size = 32, .state = SLOT_QUARANTINED, .alloc_tid = 1, .free_tid = 2,
+        .slot = { .user = BLOCK, .size = 32, .state = MD_SLOT_QUARANTINED, .alloc_tid = 1, .free_tid = 2,
                   .alloc_stack = md_depot_put(alloc, 3), .free_stack = md_depot_put(freed, 3) },
     };
     unit_stub_thread_id = 3;
@@ -164,9 +164,9 @@ static void overflow_live(void)
     uintptr_t at[] = { RA(use_buffer), RA(fake_main) };
     uintptr_t alloc[] = { RA(fake_malloc), RA(make_buffer) };
     struct report_case c = {
-        .e = { .kind = ERR_OVERFLOW, .addr = BLOCK + 16 + 7, .access = 2, .access_size = 1, .frames = at,
+        .e = { .kind = MD_ERROR_OVERFLOW, .addr = BLOCK + 16 + 7, .access = 2, .access_size = 1, .frames = at,
                .nframes = 2, .slot = (struct md_slot *)1, .how = "found when it was freed" },
-        .slot = { .user = BLOCK, .size = 16, .state = SLOT_LIVE, .alloc_stack = md_depot_put(alloc, 2) },
+        .slot = { .user = BLOCK, .size = 16, .state = MD_SLOT_LIVE, .alloc_stack = md_depot_put(alloc, 2) },
     };
     unit_stub_thread_id = 0;
     char *out = report_of(&c);
@@ -200,8 +200,8 @@ static void underflow_unknown(void)
     unit_report_setup();
     uintptr_t at[] = { RA(use_buffer) };
     struct report_case c = {
-        .e = { .kind = ERR_UNDERFLOW, .addr = BLOCK - 3, .frames = at, .nframes = 1, .slot = (struct md_slot *)1 },
-        .slot = { .user = BLOCK, .size = 10, .state = SLOT_LIVE, .alloc_tid = 4 },
+        .e = { .kind = MD_ERROR_UNDERFLOW, .addr = BLOCK - 3, .frames = at, .nframes = 1, .slot = (struct md_slot *)1 },
+        .slot = { .user = BLOCK, .size = 10, .state = MD_SLOT_LIVE, .alloc_tid = 4 },
     };
     char *out = report_of(&c);
     const char *const want[] = {
@@ -230,9 +230,9 @@ static void double_free(void)
     uintptr_t first[] = { RA(fake_free), RA(fake_main) };
     uintptr_t alloc[] = { RA(fake_malloc) };
     struct report_case c = {
-        .e = { .kind = ERR_DOUBLE_FREE, .addr = BLOCK, .frames = at, .nframes = 3, .slot = (struct md_slot *)1,
-               .dealloc_kind = DEALLOC_FREE },
-        .slot = { .user = BLOCK, .size = 24, .state = SLOT_QUARANTINED, .alloc_stack = md_depot_put(alloc, 1),
+        .e = { .kind = MD_ERROR_DOUBLE_FREE, .addr = BLOCK, .frames = at, .nframes = 3, .slot = (struct md_slot *)1,
+               .dealloc_kind = MD_DEALLOC_FREE },
+        .slot = { .user = BLOCK, .size = 24, .state = MD_SLOT_QUARANTINED, .alloc_stack = md_depot_put(alloc, 1),
                   .free_stack = md_depot_put(first, 2) },
     };
     char *out = report_of(&c);
@@ -265,18 +265,18 @@ static void double_free(void)
 static void mismatch(void)
 {
     static const struct { int alloc, dealloc; const char *pair, *header; } kinds[] = {
-        { KIND_NEW_ARRAY, DEALLOC_FREE, "operator new \\[\\] vs free", "free" },
-        { KIND_NEW, DEALLOC_DELETE_ARRAY, "operator new vs operator delete \\[\\]", "operator delete \\[\\]" },
-        { KIND_MALLOC, DEALLOC_DELETE, "malloc vs operator delete", "operator delete" },
-        { KIND_NEW, DEALLOC_REALLOC, "operator new vs realloc", "realloc" },
+        { MD_KIND_NEW_ARRAY, MD_DEALLOC_FREE, "operator new \\[\\] vs free", "free" },
+        { MD_KIND_NEW, MD_DEALLOC_DELETE_ARRAY, "operator new vs operator delete \\[\\]", "operator delete \\[\\]" },
+        { MD_KIND_MALLOC, MD_DEALLOC_DELETE, "malloc vs operator delete", "operator delete" },
+        { MD_KIND_NEW, MD_DEALLOC_REALLOC, "operator new vs realloc", "realloc" },
     };
     unit_report_setup();
     uintptr_t at[] = { RA(fake_free), RA(free_buffer) };
     for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
         struct report_case c = {
-            .e = { .kind = ERR_MISMATCH, .addr = BLOCK, .frames = at, .nframes = 2, .slot = (struct md_slot *)1,
+            .e = { .kind = MD_ERROR_MISMATCH, .addr = BLOCK, .frames = at, .nframes = 2, .slot = (struct md_slot *)1,
                    .alloc_kind = kinds[i].alloc, .dealloc_kind = kinds[i].dealloc },
-            .slot = { .user = BLOCK, .size = 8, .state = SLOT_LIVE, .kind = (uint8_t)kinds[i].alloc },
+            .slot = { .user = BLOCK, .size = 8, .state = MD_SLOT_LIVE, .kind = (uint8_t)kinds[i].alloc },
         };
         char *out = report_of(&c);
         const char *const want[] = {
@@ -306,7 +306,7 @@ static void bad_free_and_wild(void)
     unit_report_setup();
     uintptr_t at[] = { RA(fake_free), RA(fake_main) };
     struct report_case c = {
-        .e = { .kind = ERR_BAD_FREE, .addr = 0x7ffd00000010, .frames = at, .nframes = 2 },
+        .e = { .kind = MD_ERROR_BAD_FREE, .addr = 0x7ffd00000010, .frames = at, .nframes = 2 },
     };
     char *out = report_of(&c);
     const char *const want[] = {
@@ -333,7 +333,7 @@ static void bad_free_and_wild(void)
     UNIT_EQ_S(unit_line(out, 7), "0x7e00000020e0 is in the memdbg heap but not in any block", "bad-free in the heap");
     free(out);
 
-    c.e.kind = ERR_UNKNOWN_CRASH;
+    c.e.kind = MD_ERROR_UNKNOWN_CRASH;
     c.e.nframes = 0;
     out = report_of(&c);
     const char *const wild[] = {
@@ -389,7 +389,7 @@ static void log_child(void *path)
 {
     unit_report_setup();
     snprintf(md_opt.log_path, sizeof md_opt.log_path, "%s", (const char *)path);
-    struct md_error_info e = { .kind = ERR_BAD_FREE, .addr = 0x10 };
+    struct md_error_info e = { .kind = MD_ERROR_BAD_FREE, .addr = 0x10 };
     md_report_error(&e);
     printf("pid %d\n", (int)getpid());
 }
@@ -466,9 +466,9 @@ static void json_report(void)
     uintptr_t freed[] = { RA(fake_free), RA(free_buffer), RA(fake_main) };
     uintptr_t alloc[] = { RA(fake_malloc), RA(make_buffer), RA(fake_main) };
     struct report_case c = {
-        .e = { .kind = ERR_UAF, .addr = BLOCK + 5, .access = 2, .access_size = 8, .frames = at, .nframes = 2,
+        .e = { .kind = MD_ERROR_UAF, .addr = BLOCK + 5, .access = 2, .access_size = 8, .frames = at, .nframes = 2,
                .pc = at[0] },
-        .slot = { .user = BLOCK, .size = 32, .state = SLOT_QUARANTINED, .alloc_tid = 1, .free_tid = 2,
+        .slot = { .user = BLOCK, .size = 32, .state = MD_SLOT_QUARANTINED, .alloc_tid = 1, .free_tid = 2,
                   .alloc_stack = md_depot_put(alloc, 3), .free_stack = md_depot_put(freed, 3) },
     };
     unit_stub_thread_id = 3;
