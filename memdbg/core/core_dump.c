@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What goes into a core dump of a process dying under memdbg.
  *
  * The heap is one large reservation (64 GiB by default) and the metadata

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Programs a process under memdbg executes.  LD_PRELOAD is inherited, so
  * by default every exec'd program runs under memdbg too, with its leak
  * check and exitcode: a `set -e` script whose tools leak (sort, date)

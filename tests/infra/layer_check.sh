@@ -215,6 +215,25 @@ for path in sorted(glob.glob("memdbg/*/*.[ch]") + glob.glob("preload/*.c*")):
                 details.append("%s:%d includes %s, which is above %s" % (path, k, m.group(1), here))
 tap(not details, "every #include names its own folder or one below it", details)
 
+# Every source file, script and makefile names its license in its first
+# lines (LICENSE: MIT, GPL-2.0 for the kernel tests and patches).
+import os, subprocess
+listed = subprocess.run(["git", "ls-files"], capture_output=True, text=True)
+if listed.returncode == 0:
+    kinds = re.compile(r"(\.(c|h|cc|sh|py|mk|inc|awk)|(^|/)Makefile|^\.ci/run)$")
+    unlicensed = []
+    for path in listed.stdout.split():
+        if not kinds.search(path) or not os.path.isfile(path):
+            continue
+        with open(path, encoding="utf-8", errors="replace") as f:
+            head = "".join(f.readline() for _ in range(3))
+        if "SPDX-License-Identifier:" not in head:
+            unlicensed.append(path + " has no SPDX-License-Identifier line")
+    tap(not unlicensed, "every source file, script and makefile has an SPDX line", unlicensed)
+else:
+    print("ok %d - SPDX lines # SKIP not a git checkout" % (n + 1))
+    n += 1
+
 for text in inner:
     print("# cycle within one folder: " + text)
 sys.exit(1 if bad else 0)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A process that dies with a core under memdbg: the core keeps the live
  * blocks (a marker string in one) but not the heap's unused reservation.
  *   t_core segv    a null write, no handler: dies of SIGSEGV

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A block keeps the alignment of its size and ends at its guard page, so
  * the first byte past it faults at the access, reads included (every even
  * size by default, every size with alignment=1).

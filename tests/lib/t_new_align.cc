@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // operator new keeps what compilers assume of it: 16-byte alignment from
 // 16 bytes on (__STDCPP_DEFAULT_NEW_ALIGNMENT__), the largest power of two
 // not above the size below that; aligned new its own alignment.  Prints
