@@ -24,7 +24,9 @@
  *
  * Bounded by time: NL_RACE_SECONDS (default 10) split into epochs of
  * about 2 seconds; NL_RACE_SEED sets the seed (printed).  Counts of every
- * operation are printed.
+ * operation are printed.  NL_RACE_THREADS, a bit mask over the threads in
+ * run_epoch()'s order (default 0xff, all), narrows a failure down to the
+ * threads it needs.
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -133,15 +135,22 @@ static void probe_handler(int sig, siginfo_t *si, void *uc)
 	siglongjmp(probe_jmp, 1);
 }
 
-/* Reads (or writes back) the first word at @p: 0, or the signal it raised. */
+/*
+ * Reads the first word at @p, or writes it with what it holds: 0, or the
+ * signal it raised.  The write is one locked add of zero, not a load and a
+ * store: a remap of @p between the two would store one page's stamp into
+ * another page, and a later exact check of that page (the mremap()
+ * thread's) would blame the kernel for the test's own write.
+ */
 static int probe(volatile uint64_t *p, uint64_t *val, bool write)
 {
 	probe_sig = 0;
 	if (sigsetjmp(probe_jmp, 1) == 0) {
 		probe_armed = 1;
-		*val = *p;
 		if (write)
-			*p = *val;
+			*val = __atomic_fetch_add(p, 0, __ATOMIC_RELAXED);
+		else
+			*val = *p;
 	}
 	probe_armed = 0;
 	return probe_sig;
@@ -363,6 +372,15 @@ static void *forker(void *arg)
 	return NULL;
 }
 
+/* Whether file page @off holds @v: tells a wrong page from a wrong pte. */
+static bool file_holds(size_t off, uint64_t v)
+{
+	uint64_t word = 0;
+
+	return pread(storm->fd, &word, sizeof(word), (off_t)(off * storm->page)) == sizeof(word) &&
+	       word == v;
+}
+
 /*
  * A second nonlinear mapping of the file, moved around by mremap(): its
  * layout is this thread's alone (page i shows offset FPAGES - 1 - i), so
@@ -406,8 +424,9 @@ static void *mremapper(void *arg)
 			if (sig)
 				fail("mremapper: page %zu raised signal %d (si_code %d)", i, sig, probe_code);
 			else if (v && v != NL_STAMP(FPAGES - 1 - i, 0))
-				fail("mremapper: page %zu shows %#" PRIx64 ", want offset %d or zero", i, v,
-				     FPAGES - 1 - (int)i);
+				fail("mremapper: page %zu shows %#" PRIx64 ", want offset %d or zero (%s)", i, v,
+				     FPAGES - 1 - (int)i, file_holds(FPAGES - 1 - i, v) ?
+				     "the file page itself holds it" : "the file page holds its own stamp");
 		}
 		if (rnd(&w->seed, 4) == 0)
 			madvise(m, len, MADV_DONTNEED);
@@ -428,8 +447,8 @@ static int online_memory_nodes(void)
 	return access("/sys/devices/system/node/node1/meminfo", R_OK) ? 1 : 2;
 }
 
-/* One epoch of the storm: every thread for @seconds. */
-static void run_epoch(double seconds, unsigned int seed)
+/* One epoch of the storm: the threads set in @threads for @seconds. */
+static void run_epoch(double seconds, unsigned int seed, unsigned long threads)
 {
 	void *(*fn[])(void *) = { remapper, remapper, faulter, faulter, migrator, truncator,
 				  forker, mremapper };
@@ -439,6 +458,8 @@ static void run_epoch(double seconds, unsigned int seed)
 
 	atomic_store(&storm->stop, false);
 	for (int t = 0; t < NTHREADS; t++) {
+		if (!(threads & (1UL << t)))
+			continue;
 		w[t].seed = seed * 7919u + (unsigned int)t;
 		w[t].id = t;
 		if (pthread_create(&th[t], NULL, fn[t], &w[t]))
@@ -447,7 +468,8 @@ static void run_epoch(double seconds, unsigned int seed)
 	usleep((useconds_t)(seconds * 1e6));
 	atomic_store(&storm->stop, true);
 	for (int t = 0; t < NTHREADS; t++)
-		pthread_join(th[t], NULL);
+		if (threads & (1UL << t))
+			pthread_join(th[t], NULL);
 }
 
 /*
@@ -511,6 +533,7 @@ TEST_F_TIMEOUT(race, remap_fault_truncate_storm, 3600)
 {
 	double seconds = (double)env_ulong("NL_RACE_SECONDS", 10);
 	unsigned int seed = (unsigned int)env_ulong("NL_RACE_SEED", (unsigned long)time(NULL));
+	unsigned long threads = env_ulong("NL_RACE_THREADS", 0xff);
 	int epochs = seconds / EPOCH_SECONDS < 1 ? 1 : (int)(seconds / EPOCH_SECONDS);
 	struct sigaction sa;
 	long bad = 0;
@@ -540,12 +563,13 @@ TEST_F_TIMEOUT(race, remap_fault_truncate_storm, 3600)
 	sigaction(SIGSEGV, &sa, NULL);
 	sigaction(SIGBUS, &sa, NULL);
 
-	printf("# seed %u (NL_RACE_SEED), %d epochs of %.1f s, %d NUMA node(s) with memory\n", seed, epochs,
-	       seconds / epochs, storm->nodes);
+	printf("# seed %u (NL_RACE_SEED), threads %#lx (NL_RACE_THREADS), %d epochs of %.1f s, ",
+	       seed, threads, epochs, seconds / epochs);
+	printf("%d NUMA node(s) with memory\n", storm->nodes);
 	for (int e = 0; e < epochs && !atomic_load(&storm->failures); e++) {
 		long wrong;
 
-		run_epoch(seconds / epochs, seed + (unsigned int)e);
+		run_epoch(seconds / epochs, seed + (unsigned int)e, threads);
 		wrong = check_quiet();
 		if (wrong)
 			fprintf(stderr, "#   epoch %d: %ld wrong pages with every thread stopped\n", e, wrong);
