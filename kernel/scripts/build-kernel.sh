@@ -3,6 +3,7 @@
 # Build a memdbg guest kernel from Debian's linux-source-6.12 tarball.
 #
 #   build-kernel.sh patched|stock|debug [more flavours...]
+#   build-kernel.sh --image-key FLAVOUR   print the flavour's image cache key
 #
 # The source tree build/kernel/linux is a git repository whose first
 # commit is the pristine tarball (branch "pristine"); its branch "patched"
@@ -24,6 +25,8 @@
 #   KERNEL_LOCAL=1     build the patched tree as it is (local commits or
 #                      edits), without resetting it to pristine + series
 #   JOBS=n             parallel jobs (default: cores + 1)
+#   KERNEL_CACHE=dir   finished images, by what they are built from
+#                      (default ~/.cache/memdbg/kernels; empty: no cache)
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -39,11 +42,15 @@ say() { printf 'memdbg-kernel: %s\n' "$*" >&2; }
 die() { printf 'memdbg-kernel: error: %s\n' "$*" >&2; exit 1; }
 
 [ $# -ge 1 ] || die "usage: $0 patched|stock|debug ... | --mark-applied"
-mark_applied=0
+mark_applied=0 print_key=0
 if [ "$1" = --mark-applied ]; then
 	# Called by export-series.sh once kernel/series describes the tree.
 	mark_applied=1
 	shift
+elif [ "$1" = --image-key ]; then
+	print_key=1
+	shift
+	[ $# = 1 ] || die "usage: $0 --image-key patched|stock|debug"
 fi
 for flavour in "$@"; do
 	case $flavour in
@@ -321,6 +328,65 @@ build_id() {
 	echo "$commit $(cat $(fragments_for "$flavour") | sha256sum | cut -d' ' -f1)"
 }
 
+# --- 4. finished images ----------------------------------------------------------
+# A fresh clone (CI, another worktree) builds the same images from the
+# same inputs as the last build on this machine; ccache saves the
+# compiler's work, but not kbuild's walk of the tree and the links, which
+# still take minutes per flavour.  A finished image is kept under a key
+# made of everything it is built from: the tarball, the series and every
+# patch in it (patched, debug), the config fragments, this script and the
+# compiler.  A local build (KERNEL_LOCAL=1) neither uses nor fills it.
+cache_dir=${KERNEL_CACHE-${XDG_CACHE_HOME:-$HOME/.cache}/memdbg/kernels}
+cache_keep=12	# images kept: a few series versions of each flavour
+
+image_key() { # flavour
+	# shellcheck disable=SC2046
+	{
+		echo "$1 $(basename "$tarball") $tar_id"
+		[ "$1" = stock ] || series_id
+		cat $(fragments_for "$1") "$repo/kernel/scripts/build-kernel.sh"
+		gcc --version | head -1
+	} | sha256sum | cut -c1-32
+}
+
+# Installs a cached image into the flavour's object directory; fails when
+# there is none.
+image_from_cache() { # flavour
+	local obj entry
+	[ -n "$cache_dir" ] && [ "${KERNEL_LOCAL:-0}" != 1 ] || return 1
+	obj=$(obj_of "$1") entry=$cache_dir/$(image_key "$1")
+	[ -f "$entry/bzImage" ] && [ -f "$entry/kernel.release" ] || return 1
+	mkdir -p "$obj/arch/x86/boot" "$obj/include/config"
+	cp "$entry/bzImage" "$obj/arch/x86/boot/bzImage.cache" &&
+		mv "$obj/arch/x86/boot/bzImage.cache" "$obj/arch/x86/boot/bzImage" &&
+		cp "$entry/kernel.release" "$obj/include/config/kernel.release" || return 1
+	touch "$entry"
+	say "$1 kernel taken from the image cache ($(cat "$entry/kernel.release"); $entry)"
+}
+
+# Keeps a freshly built image; entries appear whole (renamed into place)
+# so that a concurrent build never takes a half-copied one.
+image_to_cache() { # flavour
+	local obj entry tmp
+	[ -n "$cache_dir" ] && [ "${KERNEL_LOCAL:-0}" != 1 ] || return 0
+	obj=$(obj_of "$1") entry=$cache_dir/$(image_key "$1")
+	[ -d "$entry" ] && return 0
+	mkdir -p "$cache_dir" || return 0
+	tmp=$(mktemp -d "$cache_dir/.new.XXXXXX") || return 0
+	if cp "$obj/arch/x86/boot/bzImage" "$obj/include/config/kernel.release" "$tmp/" &&
+		cp "$obj/.config" "$tmp/config" && mv -T "$tmp" "$entry" 2>/dev/null; then
+		# shellcheck disable=SC2012
+		ls -1dt "$cache_dir"/*/ 2>/dev/null | tail -n +$((cache_keep + 1)) | xargs -r rm -rf
+	else
+		rm -rf "$tmp"
+	fi
+}
+
+if [ "$print_key" = 1 ]; then
+	image_key "$1"
+	exit 0
+fi
+
 unlock 9   # (the extraction's)
 for flavour in "$@"; do
 	obj=$(obj_of "$flavour")
@@ -330,11 +396,14 @@ for flavour in "$@"; do
 		[ "$(cat "$obj/built.stamp" 2>/dev/null)" = "$(build_id "$flavour")" ]; then
 		[ -n "${MEMDBG_KERNEL_QUIET:-}" ] ||
 			say "$flavour kernel is up to date ($(cat "$obj/include/config/kernel.release"))"
+	elif image_from_cache "$flavour"; then
+		build_id "$flavour" >"$obj/built.stamp"
 	else
 		configure "$flavour"
 		compile "$flavour"
 		if [ "${KERNEL_LOCAL:-0}" != 1 ]; then
 			build_id "$flavour" >"$obj/built.stamp"
+			image_to_cache "$flavour"
 		else
 			rm -f "$obj/built.stamp"
 		fi

@@ -126,5 +126,29 @@ run $vm --frobnicate -- true
 check "an unknown option is a clear error" \
 	bash -c '[ "$1" = 2 ] && grep -q "unknown option .--frobnicate" "$2"' _ "$rc" "$tmp/err"
 
+# A fresh tree takes a finished image from the image cache instead of
+# building it.  The tree is a build directory of its own whose sources are
+# links to the real ones, with nothing built; the cache holds a stand-in
+# image under the stock kernel's key.  (timeout: a cache miss would start
+# a real build.)
+cb=$tmp/cbuild kc=$tmp/kcache
+mkdir -p "$cb/kernel/stock"
+ln -s "$PWD/build/kernel/linux" "$cb/kernel/linux"
+ln -s "$PWD/build/kernel/stock/linux" "$cb/kernel/stock/linux"
+cp build/kernel/pristine.stamp "$cb/kernel/"
+key=$(BUILD=$cb KERNEL_CACHE=$kc kernel/scripts/build-kernel.sh --image-key stock 2>"$tmp/err")
+mkdir -p "$kc/$key"
+echo stand-in >"$kc/$key/bzImage"
+echo 6.12.0-stock >"$kc/$key/kernel.release"
+run env BUILD="$cb" KERNEL_CACHE="$kc" timeout 120 kernel/scripts/build-kernel.sh stock
+check "a fresh tree takes the stock image from the image cache" \
+	bash -c '[ "$1" = 0 ] && [ "$(cat "$2")" = stand-in ] && grep -q "stock kernel taken from the image cache (6.12.0-stock" "$3"' \
+	_ "$rc" "$cb/kernel/stock/obj/arch/x86/boot/bzImage" "$tmp/err"
+run env BUILD="$cb" KERNEL_CACHE="$kc" timeout 120 kernel/scripts/build-kernel.sh stock
+check "the next build finds the cached image up to date" \
+	bash -c '[ "$1" = 0 ] && grep -q "stock kernel is up to date (6.12.0-stock)" "$2"' _ "$rc" "$tmp/err"
+keys=$(for f in stock patched debug; do BUILD=$cb kernel/scripts/build-kernel.sh --image-key $f 2>/dev/null; done | sort -u | grep -c '^[0-9a-f]\{32\}$')
+check "each flavour has an image key of its own ($keys distinct)" test "$keys" = 3
+
 echo "1..$n"
 [ "$bad" = 0 ]
