@@ -428,15 +428,18 @@ static void run_checks(void *arg)
     if (c->stats) md_print_stats();
 }
 
-static __attribute__((noinline)) bool checks_on_report_stack(bool padding, bool leaks, bool stats)
+static __attribute__((noinline)) bool checks_on_report_stack(bool padding, bool leaks, bool stats,
+                                                             const struct md_caller_frame *exit_caller)
 {
     struct exit_checks c = { padding, leaks, stats, false };
     volatile uintptr_t regs[6];
     uintptr_t sp;
     MD_SPILL_REGISTERS(regs, sp);
     md_scan_roots_set_sp(sp);
+    md_scan_roots_set_exit_caller(exit_caller);
     md_with_report_stack(run_checks, &c);
     md_scan_roots_set_sp(0);
+    md_scan_roots_set_exit_caller(NULL);
     (void)regs[0];
     return c.leaked;
 }
@@ -450,7 +453,7 @@ int md_leak_check_now(bool final)
     if (final) final_check_done = 1;
     leak_prepare();
     if (!lock_for_check()) { md_in_runtime--; return 0; }
-    bool leaked = checks_on_report_stack(false, true, false);
+    bool leaked = checks_on_report_stack(false, true, false, NULL);
     if (leaked && final && md_leaks_set_exitcode()) {
         fflush(0);
         _exit(md_opt.exitcode);
@@ -460,15 +463,31 @@ int md_leak_check_now(bool final)
     return leaked;
 }
 
+/* The frame that called exit() (main's, or __libc_start_call_main's once
+ * main returned), found before the heap lock: the lookup of libc's exit
+ * takes ld.so's lock, and libunwind may allocate.  RTLD_NEXT finds libc's
+ * own exit, not a non-PIE program's PLT entry for it. */
+static bool find_exit_caller(struct md_caller_frame *f)
+{
+    void *libc_exit = dlsym(RTLD_NEXT, "exit");
+    return md_caller_of((uintptr_t)libc_exit, f);
+}
+
 static void at_exit(void)
 {
     if (!md_heap.initialized) return;
     md_drain_deferred_frees();
     md_in_runtime++;
     bool check_leaks = md_opt.detect_leaks && !final_check_done && !turned_off();
-    if (check_leaks) leak_prepare();
+    struct md_caller_frame exit_caller;
+    bool from_exit = false;
+    if (check_leaks) {
+        leak_prepare();
+        from_exit = find_exit_caller(&exit_caller);
+    }
     if (!lock_for_check()) { md_in_runtime--; return; }
-    bool leaked = checks_on_report_stack(md_opt.check_at_exit, check_leaks, md_opt.print_stats);
+    bool leaked = checks_on_report_stack(md_opt.check_at_exit, check_leaks, md_opt.print_stats,
+                                         from_exit ? &exit_caller : NULL);
     if ((leaked && md_leaks_set_exitcode()) || md_heap.errors_reported) {
         fflush(0);
         _exit(md_opt.exitcode);
