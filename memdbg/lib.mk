@@ -34,7 +34,7 @@ MD_ALLOC_SRCS := memdbg/alloc/heap.c memdbg/alloc/sample.c memdbg/alloc/slot_cac
                  memdbg/alloc/freeze.c memdbg/alloc/leak_ignore.c memdbg/alloc/delete_check.c
 MD_LEAK_SRCS := memdbg/leak/leaks.c memdbg/leak/leak_roots.c memdbg/leak/suppressions.c \
                 memdbg/leak/lsan_api.c
-MD_PRELOAD_SRCS := preload/malloc.c preload/strings.c preload/dlopen.c preload/exec.c
+MD_PRELOAD_SRCS := preload/malloc.c preload/strings.c preload/strdup.c preload/dlopen.c preload/exec.c
 MD_LIB_SRCS := $(MD_BASE_SRCS) $(MD_SYS_SRCS) $(MD_CORE_SRCS) $(MD_BACKEND_SRCS) $(MD_STACK_SRCS) \
                $(MD_REPORT_SRCS) $(MD_LIFECYCLE_SRCS) $(MD_ALLOC_SRCS) $(MD_LEAK_SRCS) $(MD_PRELOAD_SRCS)
 MD_OBJS := $(patsubst %.c,$(BUILD)/lib/obj/%.o,$(MD_LIB_SRCS)) $(BUILD)/lib/obj/preload/cxx.o
