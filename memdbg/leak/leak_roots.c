@@ -436,7 +436,7 @@ static void scan_unsampled_heap(void (*consider)(uintptr_t))
 {
     for (size_t i = 0; i < nmaps; i++) {
         const struct mapping *m = &maps[i];
-        if (!m->anon_rw || md_in_arena(m->lo) || md_is_metadata(m->lo, m->hi)) continue;
+        if (!m->anon_rw || md_in_heap(m->lo) || md_is_metadata(m->lo, m->hi)) continue;
         if (m->lo < self_hi && m->hi > self_lo) continue;   /* memdbg's .bss: its tables */
         md_scan_foreign(m->lo, m->hi, consider);
     }

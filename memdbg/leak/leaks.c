@@ -35,8 +35,13 @@ static uint32_t origin;
 
 static void consider(uintptr_t w, uint8_t how)
 {
-    if (!md_in_arena(w)) return;
-    uint32_t id = md_heap.page_slot[(w - md_heap.base) >> MD_PAGE_SHIFT];
+    uint32_t id;
+    if (md_in_arena(w)) {
+        id = md_heap.page_slot[(w - md_heap.base) >> MD_PAGE_SHIFT];
+    } else {   /* a block with a mapping of its own (core/direct.c) */
+        struct md_slot *d = md_direct_count ? md_direct_slot_of(w) : 0;
+        id = d ? (uint32_t)(d - md_heap.slots) : 0;
+    }
     if (!id || mark[id] || id == origin) return;
     struct md_slot *s = &md_heap.slots[id];
     if (s->state != MD_SLOT_LIVE || w < s->user || w > s->user + s->size) return;
