@@ -410,13 +410,14 @@ void md_scan_roots_set_sp(uintptr_t sp)
     program_sp = sp;
 }
 
-/* When the check runs from exit(), the frames below its caller are exit's
- * own and the handlers': they lie over stack the program used before (the
- * frames of main and its callees, once main returned) and leave many of
- * its words unwritten, so a stale copy of a pointer there would hide a
- * leak.  The program's live frames start at exit's caller; the values its
- * callee-saved registers had at the call are roots as well (exit's frames
- * save them somewhere below). */
+/* leak_scan_exit_frames=0, in the check at exit: the frames below exit's
+ * caller are exit's own and the handlers': they lie over stack the
+ * program used before (the frames of main and its callees, once main
+ * returned) and leave many of its words unwritten, so a stale copy of a
+ * pointer there hides a leak.  The program's live frames start at exit's
+ * caller; the values its callee-saved registers had at the call are roots
+ * as well (exit's frames save them somewhere below).  The default scans
+ * those frames, as LeakSanitizer does. */
 static struct md_caller_frame exit_caller;
 static bool have_exit_caller;
 

@@ -488,7 +488,7 @@ static void at_exit(void)
     bool from_exit = false;
     if (check_leaks) {
         leak_prepare();
-        from_exit = find_exit_caller(&exit_caller);
+        from_exit = !md_opt.leak_scan_exit_frames && find_exit_caller(&exit_caller);
     }
     if (!lock_for_check()) { md_in_runtime--; return; }
     bool leaked = checks_on_report_stack(md_opt.check_at_exit, check_leaks, md_opt.print_stats,

@@ -1,25 +1,32 @@
 /* SPDX-License-Identifier: MIT */
-/* Stale copies of a pointer in stack the program no longer uses must not
- * hide its leak.  fill_stale_copies() writes the only pointer to a 24-byte
- * block into 8 KiB of its own frame, below main's; main then drops the
- * pointer.  The frames of exit() and its handlers are laid over that dead
- * stack and leave most of its words unwritten, so a scan from the stack
- * pointer at the check would still see the copies.
+/* Stale copies of a pointer in stack the program no longer uses.
+ * fill_stale_copies() writes the only pointer to a 24-byte block into
+ * 8 KiB of its own frame, below main's; main then drops the pointer.  The
+ * frames of exit() and its handlers are laid over that dead stack and
+ * leave most of its words unwritten.  By default the scan, as
+ * LeakSanitizer's, starts at the stack pointer and sees the copies;
+ * leak_scan_exit_frames=0 starts at exit()'s caller.
  *   return   main returns: the 24-byte block is a direct leak
  *   exit     a function whose local (in its frame, above exit's caller)
  *            points to the 24-byte block calls exit(): still reachable,
  *            no report; the 40-byte block, dropped, is a leak */
 
-// TEST: leak check: a pointer left only in dead stack below main is a leak
+// TEST: leak check: a pointer left in dead stack below main keeps its block, as in LSan
 // RUN: %memdbg %t return
+// EXIT: 0
+// CHECK-OUT: done
+// CHECK-NOT: leak of
+//
+// TEST: leak_scan_exit_frames=0: a pointer left only in dead stack below main is a leak
+// RUN: %memdbg -o leak_scan_exit_frames=0 %t return
 // EXIT: 1
 // CHECK-OUT: done
 // CHECK: ^Direct leak of 24 byte\(s\) in 1 object\(s\) allocated from:
 // CHECK-STACK: ^Direct leak of 24 | malloc | make_block | main
 // CHECK: ^SUMMARY: memdbg: 24 byte\(s\) leaked in 1 allocation\(s\)\.$
 //
-// TEST: leak check: the frames of exit()'s callers stay roots
-// RUN: %memdbg %t exit
+// TEST: leak_scan_exit_frames=0: the frames of exit()'s callers stay roots
+// RUN: %memdbg -o leak_scan_exit_frames=0 %t exit
 // EXIT: 1
 // CHECK-OUT: done
 // CHECK-NOT: leak of 24 byte
