@@ -18,7 +18,7 @@ MD_LDLIBS := -lunwind -ldw -lelf -lpthread -ldl -lstdc++
 MD_BASE_SRCS := memdbg/base/out.c memdbg/base/log.c memdbg/base/options.c memdbg/base/options_table.c memdbg/base/internal_alloc.c \
                 memdbg/base/runtime.c memdbg/base/as_limit.c
 MD_SYS_SRCS := memdbg/sys/fd.c memdbg/sys/proc_maps.c memdbg/sys/madvise_vec.c memdbg/sys/x86_access.c
-MD_CORE_SRCS := memdbg/core/arena.c memdbg/core/quarantine.c memdbg/core/heap_lock.c memdbg/core/padding.c memdbg/core/core_dump.c \
+MD_CORE_SRCS := memdbg/core/arena.c memdbg/core/direct.c memdbg/core/quarantine.c memdbg/core/heap_lock.c memdbg/core/padding.c memdbg/core/core_dump.c \
                 memdbg/core/frozen.c memdbg/core/blame.c
 MD_BACKEND_SRCS := memdbg/backend/select.c memdbg/backend/guard.c memdbg/backend/mprotect.c \
                    memdbg/backend/nonlinear.c memdbg/backend/nonlinear_calls.c memdbg/backend/compact.c memdbg/backend/nonlinear_pool.c \
@@ -34,7 +34,7 @@ MD_ALLOC_SRCS := memdbg/alloc/heap.c memdbg/alloc/sample.c memdbg/alloc/slot_cac
                  memdbg/alloc/freeze.c memdbg/alloc/leak_ignore.c memdbg/alloc/delete_check.c
 MD_LEAK_SRCS := memdbg/leak/leaks.c memdbg/leak/leak_roots.c memdbg/leak/suppressions.c \
                 memdbg/leak/lsan_api.c
-MD_PRELOAD_SRCS := preload/malloc.c preload/strings.c preload/dlopen.c preload/exec.c
+MD_PRELOAD_SRCS := preload/malloc.c preload/strings.c preload/strdup.c preload/dlopen.c preload/exec.c
 MD_LIB_SRCS := $(MD_BASE_SRCS) $(MD_SYS_SRCS) $(MD_CORE_SRCS) $(MD_BACKEND_SRCS) $(MD_STACK_SRCS) \
                $(MD_REPORT_SRCS) $(MD_LIFECYCLE_SRCS) $(MD_ALLOC_SRCS) $(MD_LEAK_SRCS) $(MD_PRELOAD_SRCS)
 MD_OBJS := $(patsubst %.c,$(BUILD)/lib/obj/%.o,$(MD_LIB_SRCS)) $(BUILD)/lib/obj/preload/cxx.o

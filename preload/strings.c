@@ -332,31 +332,6 @@ MEMDBG_API size_t strnlen(const char *s, size_t max)
     return REAL(R_STRNLEN, nlen_fn)(s, max);
 }
 
-/* strdup and strndup: the copy is a block of bytes, placed to end at its
- * guard page at any length (MD_ALIGN_BYTES), so a read one past the
- * string faults although its size (length + 1) is odd.  The source's
- * length is measured by the checked strnlen. */
-MEMDBG_API char *strndup(const char *s, size_t max)
-{
-    size_t n = strnlen(s, max);
-    char *d = md_alloc(n + 1, MD_ALIGN_BYTES, MD_KIND_MALLOC, false);
-    if (!d) return 0;
-    memcpy(d, s, n);
-    d[n] = 0;
-    return d;
-}
-
-MEMDBG_API char *strdup(const char *s)
-{
-    return strndup(s, SIZE_MAX);
-}
-
-/* the name glibc's own headers once used for strdup */
-MEMDBG_API char *__strdup(const char *s)
-{
-    return strndup(s, SIZE_MAX);
-}
-
 MEMDBG_API int strcmp(const char *a, const char *b)
 {
     if (!resolve()) return loop_strncmp(a, b, SIZE_MAX);

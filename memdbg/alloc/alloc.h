@@ -37,11 +37,12 @@ static inline bool md_sampled(void)
     }
     return md_sample_refill();
 }
-/* With sampling on, a block outside the arena and the internal pool is
- * glibc's (the caller has ruled out internal blocks). */
+/* With sampling on, a block outside the arena, the blocks' own mappings
+ * and the internal pool is glibc's (the caller has ruled out internal
+ * blocks). */
 static inline bool md_libc_owns(const void *p)
 {
-    return md_opt.sample_rate > 1 && !md_in_arena((uintptr_t)p);
+    return md_opt.sample_rate > 1 && !md_in_heap((uintptr_t)p);
 }
 void *md_libc_alloc(size_t size, size_t align, bool zero) MEMDBG_HIDDEN;
 void *md_libc_realloc(void *p, size_t size) MEMDBG_HIDDEN;

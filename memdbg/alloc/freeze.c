@@ -24,7 +24,8 @@ static struct md_slot *live_block_of(const void *p)
 {
     uintptr_t a = (uintptr_t)p;
     struct md_slot *s = md_slot_of_addr(a);
-    if (!s || s->state != MD_SLOT_LIVE) return 0;
+    /* a block with a mapping of its own has no backend pages to protect */
+    if (!s || s->state != MD_SLOT_LIVE || s->direct) return 0;
     size_t len = s->size ? s->size : 1;
     return a - s->user < len ? s : 0;
 }

@@ -100,6 +100,45 @@ static struct md_slot *take_slot_locked(uint32_t npages)
     return s;
 }
 
+/* A block the arena cannot hold gets a mapping of its own (core/direct.c),
+ * with the stack captured by the caller, the heap lock held (and given
+ * back); NULL with ENOMEM when the kernel refuses the mapping, as glibc's
+ * malloc is then. */
+static void *alloc_direct(size_t size, size_t a, int kind, size_t align, bool zero, struct md_stack *st)
+{
+    uintptr_t user;
+    uint32_t id = md_direct_map(size, a, &user);
+    if (!id) {
+        md_heap_unlock();
+        md_in_runtime--;
+        errno = ENOMEM;
+        return 0;
+    }
+    struct md_slot *s = &md_heap.slots[id];
+    s->user = user;
+    s->size = size;
+    s->kind = (uint8_t)kind;
+    s->new_align_order = align && align != MD_ALIGN_BYTES ? (uint8_t)(__builtin_ctzl(align) + 1) : 0;
+    s->alloc_stack = md_stack_id(st);
+    s->alloc_tid = md_thread_id();
+    s->state = MD_SLOT_LIVE;
+    md_leak_alloc_hook(id);
+    record_stats_alloc(size);
+    md_heap_unlock();
+    /* fresh anonymous memory reads as zero: calloc has nothing to do */
+    if (!zero && md_opt.malloc_fill_byte >= 0)
+        memset((void *)user, md_opt.malloc_fill_byte,
+               size < md_opt.max_malloc_fill_size ? size : md_opt.max_malloc_fill_size);
+    md_in_runtime--;
+    return (void *)user;
+}
+
+/* Blocks of at least this many pages that the arena cannot place get a
+ * mapping of their own; smaller ones are ENOMEM, as the arena is then
+ * full of small blocks and mappings of their own would run into
+ * vm.max_map_count. */
+#define DIRECT_MIN_PAGES 256
+
 /* A block in the guarded heap (the caller has initialised memdbg). */
 static void *alloc_guarded(size_t size, size_t align, int kind, bool zero)
 {
@@ -107,13 +146,21 @@ static void *alloc_guarded(size_t size, size_t align, int kind, bool zero)
     size_t a = block_alignment(size, align, kind);
     /* A block may take any part of the arena that is free, the whole of
      * it included (the quarantine gives its address space back first, in
-     * md_slot_get): a block the arena cannot hold plus its guard page is
-     * ENOMEM, as glibc's when the kernel refuses the mapping.  The size
+     * md_slot_get).  A block larger than the arena, or one the arena has
+     * no room for, gets a mapping of its own (alloc_direct).  The size
      * check comes first so that the page count below cannot overflow. */
-    if (size > md_heap.size || a > md_heap.size / 4) { errno = ENOMEM; return 0; }
-    size_t want_pages = block_data_pages(size, a);
-    if (want_pages >= md_heap.total_pages) { errno = ENOMEM; return 0; }
+    bool too_big = size > md_heap.size || a > md_heap.size / 4;
+    size_t want_pages = too_big ? 0 : block_data_pages(size, a);
+    if (want_pages >= md_heap.total_pages) too_big = true;
+    if (too_big && size > (SIZE_MAX >> 2)) { errno = ENOMEM; return 0; }
     uint32_t npages = (uint32_t)want_pages;
+    if (too_big) {
+        md_in_runtime++;
+        struct md_stack stack;
+        md_stack_capture(&stack, md_opt.malloc_context_size);
+        md_heap_lock();
+        return alloc_direct(size, a, kind, align, zero, &stack);
+    }
 
     md_in_runtime++;
     struct md_stack stack, *st = &stack;
@@ -129,6 +176,7 @@ static void *alloc_guarded(size_t size, size_t align, int kind, bool zero)
         if (wid) s = &md_heap.slots[wid];
     }
     if (!s) s = take_slot_locked(npages);
+    if (!s && npages >= DIRECT_MIN_PAGES) return alloc_direct(size, a, kind, align, zero, st);
     if (!s) {
         md_heap_unlock();
         md_in_runtime--;
@@ -360,7 +408,7 @@ void md_free(void *p, int dealloc)
     /* inside memdbg (a signal handler interrupted it): a heap block is
      * freed later (dropping it made a false leak), never here */
     if (md_in_runtime) {
-        if (md_in_arena((uintptr_t)p)) md_defer_free(p, dealloc);
+        if (md_in_heap((uintptr_t)p)) md_defer_free(p, dealloc);
         return;
     }
     md_drain_deferred_frees();
@@ -372,6 +420,10 @@ void md_free(void *p, int dealloc)
     struct md_slot *s = validate_for_free(p, st, dealloc);
     if (s) md_freeze_end_if_frozen(s, st, dealloc);
     if (s) retire_block(s, st);
+    if (s && s->direct) {   /* its own mapping: no guard batch, no quarantine */
+        md_direct_retire(s);
+        s = 0;
+    }
     if (s && !md_heap.backend->page_ops_unlocked) {
         block_guard_locked((uint32_t)(s - md_heap.slots));
         s = 0;
@@ -402,6 +454,7 @@ void md_free(void *p, int dealloc)
 static bool realloc_in_place(struct md_slot *s, size_t size, struct md_stack *st)
 {
     uintptr_t bad;
+    if (s->direct) return false;   /* a mapping of its own: a new block, copied */
     if (!kinds_match(s->kind, MD_DEALLOC_REALLOC) || !md_check_padding(s, &bad)) return false;
     size_t a = block_alignment(size, 0, MD_KIND_MALLOC);
     uintptr_t ds = md_slot_data_lo(s), de = md_slot_data_hi(s);
@@ -447,7 +500,7 @@ static bool realloc_in_place(struct md_slot *s, size_t size, struct md_stack *st
  * page of kept data on.  Returns the new pointer, or 0 for the copy path. */
 static void *realloc_move(struct md_slot *s, size_t size, struct md_stack *st)
 {
-    if (!md_heap.backend->move_pages || md_heap.unguarded_mode) return 0;
+    if (!md_heap.backend->move_pages || md_heap.unguarded_mode || s->direct) return 0;
     uintptr_t bad;
     if (!kinds_match(s->kind, MD_DEALLOC_REALLOC) || !md_check_padding(s, &bad)) return 0;
     size_t a = block_alignment(size, 0, MD_KIND_MALLOC);   /* <= MD_PAGE (options.c) */

@@ -7,7 +7,9 @@
  * arena_size, it is sized so that memdbg takes at most three quarters of
  * the room left under the limit: the program's blocks are in the arena,
  * and the program keeps the rest (at least 128 MiB) for its stacks,
- * libraries and own mappings.  When it does not fit even so, or the user's
+ * libraries and own mappings.  Under a limit memdbg's own reservations
+ * (internal pool, stack depot) take smaller minimums, so that most of
+ * that share is arena.  When it does not fit even so, or the user's
  * arena_size does not, the error names the limit and what fits. */
 #include "base/base.h"
 #include "base/options.h"
@@ -53,16 +55,40 @@ static size_t clamp(size_t v, size_t lo, size_t hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* Whether an address-space limit is in force: memdbg's own reservations
+ * then take smaller minimums, so that the arena, which holds the
+ * program's blocks, gets the room. */
+static bool as_limited(void)
+{
+    struct rlimit rl;
+    return getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
+}
+
+/* The internal pool (libunwind, the symbolizer, the leak check's work
+ * lists): a 16th of the arena up to 4 GiB, at least 256 MiB, or 32 MiB
+ * under a limit (a report then has room to symbolize a few large
+ * modules; what does not fit is printed as module+offset). */
+size_t md_pool_bytes(size_t arena)
+{
+    return clamp(arena / 16, as_limited() ? 32 * MIB : 256 * MIB, 4096 * MIB);
+}
+
+/* The stack depot's store: a 64th of the arena up to 1 GiB, at least
+ * 64 MiB, or 16 MiB under a limit (some 100,000 distinct 16-frame
+ * stacks; past that, new blocks are recorded without a stack). */
+size_t md_depot_bytes(size_t arena)
+{
+    return clamp(arena / 64, as_limited() ? 16 * MIB : 64 * MIB, 1024 * MIB);
+}
+
 /* An upper bound of the address space memdbg reserves with an arena of
- * `arena` bytes: the arena; the internal pool (a 16th, 256 MiB to 4 GiB,
- * internal_alloc.c); the stack depot (a 64th, 64 MiB to 1 GiB, and 4 MiB
- * of buckets); per arena page at most 96 bytes of metadata (page map,
- * slot table, free pool, compact pages, fork maps); and 64 MiB of fixed
- * regions (report stack and buffer, module table, guard pages). */
+ * `arena` bytes: the arena; the internal pool and the stack depot (above)
+ * and 4 MiB of depot buckets; per arena page at most 96 bytes of metadata
+ * (page map, slot table, free pool, compact pages, fork maps); and 64 MiB
+ * of fixed regions (report stack and buffer, module table, guard pages). */
 size_t md_reservations_for(size_t arena)
 {
-    return arena + clamp(arena / 16, 256 * MIB, 4096 * MIB) + clamp(arena / 64, 64 * MIB, 1024 * MIB) +
-           (arena >> MD_PAGE_SHIFT) * 96 + 68 * MIB;
+    return arena + md_pool_bytes(arena) + md_depot_bytes(arena) + (arena >> MD_PAGE_SHIFT) * 96 + 68 * MIB;
 }
 
 /* The largest arena (a multiple of 16 MiB) whose reservations fit in
@@ -79,20 +105,32 @@ static size_t arena_fitting(size_t budget)
     return lo & ~(MIN_ARENA - 1);
 }
 
-static void put_mib(char *out, size_t cap, size_t *at, size_t v)
+static void put_num(char *out, size_t cap, size_t *at, size_t v)
 {
     char digits[24];
     int n = 0;
-    v /= MIB;
     do digits[n++] = (char)('0' + v % 10); while ((v /= 10) && n < 24);
     while (n > 0 && *at + 1 < cap) out[(*at)++] = digits[--n];
     out[*at] = 0;
+}
+
+static void put_mib(char *out, size_t cap, size_t *at, size_t v)
+{
+    put_num(out, cap, at, v / MIB);
 }
 
 static void put_str(char *out, size_t cap, size_t *at, const char *s)
 {
     while (*s && *at + 1 < cap) out[(*at)++] = *s++;
     out[*at] = 0;
+}
+
+/* The room under the limit that the smallest arena needs: its
+ * reservations within budget_of(room). */
+static size_t room_needed(void)
+{
+    size_t need = md_reservations_for(MIN_ARENA);
+    return need + 128 * MIB >= need * 4 / 3 ? need + 128 * MIB : (need * 4 + 2) / 3;
 }
 
 const char *md_as_limit_hint(void)
@@ -112,9 +150,15 @@ const char *md_as_limit_hint(void)
         put_mib(hint, sizeof hint, &at, fit);
         put_str(hint, sizeof hint, &at, "M fits, or leave arena_size unset to size it from the limit)");
     } else {
-        put_str(hint, sizeof hint, &at, "memdbg needs about ");
-        put_mib(hint, sizeof hint, &at, md_reservations_for(MIN_ARENA) + 128 * MIB);
-        put_str(hint, sizeof hint, &at, " MiB: raise the limit)");
+        /* what is mapped already stays: the limit must cover it too */
+        struct rlimit rl;
+        getrlimit(RLIMIT_AS, &rl);
+        size_t limit = (size_t)rl.rlim_cur, used = limit > room ? limit - room : 0;
+        put_str(hint, sizeof hint, &at, "memdbg and the program need ");
+        put_mib(hint, sizeof hint, &at, room_needed() + MIB - 1);
+        put_str(hint, sizeof hint, &at, " MiB: raise it to ulimit -v ");
+        put_num(hint, sizeof hint, &at, ((used + room_needed() + 64 * MIB) & ~(64 * MIB - 1)) / 1024);
+        put_str(hint, sizeof hint, &at, " or more)");
     }
     return hint;
 }

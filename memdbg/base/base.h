@@ -80,6 +80,8 @@ uintptr_t md_thread_pointer(void) MEMDBG_HIDDEN;
 /* ---- address space under RLIMIT_AS (as_limit.c) ---- */
 size_t md_as_room(void) MEMDBG_HIDDEN;                  /* left under the limit; SIZE_MAX: no limit */
 size_t md_reservations_for(size_t arena) MEMDBG_HIDDEN; /* memdbg's address space for that arena */
+size_t md_pool_bytes(size_t arena) MEMDBG_HIDDEN;       /* the internal pool's reservation */
+size_t md_depot_bytes(size_t arena) MEMDBG_HIDDEN;      /* the stack depot store's reservation */
 void md_fit_arena_to_limit(void) MEMDBG_HIDDEN;         /* arena_size not given: shrink it to fit */
 const char *md_as_limit_hint(void) MEMDBG_HIDDEN;       /* " (...)": what fits, for a failed reservation */
 

@@ -15,7 +15,7 @@
 #include <sys/mman.h>
 
 /* Address space only (lazily backed), but it counts against `ulimit -v`:
- * sized from arena_size, a sixteenth of it between 256 MiB and 4 GiB. */
+ * sized from arena_size (md_pool_bytes, as_limit.c). */
 static size_t pool_size;
 #define INTERNAL_POOL_SIZE pool_size
 
@@ -88,9 +88,7 @@ void md_reserve_dontdump_unwritten(int *calls_left)
 
 static void pool_init(void)
 {
-    size_t want = md_opt.arena_size / 16;
-    if (want < ((size_t)256 << 20)) want = (size_t)256 << 20;
-    if (want > ((size_t)4 << 30)) want = (size_t)4 << 30;
+    size_t want = md_pool_bytes(md_opt.arena_size);
     pool_size = want;
     pool_base = md_reserve(want, "internal pool");
     /* Small pages: the stack memo's per-thread tables live here and count

@@ -40,6 +40,9 @@ struct md_slot {
     /* operator new with std::align_val_t: log2 of the alignment asked,
      * plus one (0: none), for the check of aligned delete */
     uint8_t new_align_order;
+    /* a block with a mapping of its own, outside the arena (direct.c):
+     * first_page, pages and data_pages mean nothing */
+    uint8_t direct;
     uint16_t win_lo, win_hi;
 };
 #define SLOT_F_UNGUARDED 1  /* mprotect backend past vm.max_map_count: no guard */
@@ -144,10 +147,24 @@ void md_arena_init(void) MEMDBG_HIDDEN;
 static inline bool md_in_arena(uintptr_t a) {
     return a - md_heap.base < md_heap.size;
 }
+/* Blocks with a mapping of their own (direct.c): the one whose mapping
+ * (guard page included) holds a, or NULL. */
+extern uint32_t md_direct_count MEMDBG_HIDDEN;
+struct md_slot *md_direct_slot_of(uintptr_t a) MEMDBG_HIDDEN;
+/* With the heap lock: a mapping for a block of size bytes aligned to
+ * align (0: none) against its guard page, and a slot record for it
+ * (state MD_SLOT_READY); 0 (errno ENOMEM) when the kernel refuses it. */
+uint32_t md_direct_map(size_t size, size_t align, uintptr_t *user) MEMDBG_HIDDEN;
+/* With the heap lock, at free: its memory goes back, its range faults. */
+void md_direct_retire(struct md_slot *s) MEMDBG_HIDDEN;
+/* a is in the arena or in a block's own mapping */
+static inline bool md_in_heap(uintptr_t a) {
+    return md_in_arena(a) || (md_direct_count && md_direct_slot_of(a));
+}
 /* page_slot[] entries of address space back in the free pool may still
  * name a slot record that was reused elsewhere since: check the range. */
 static inline struct md_slot *md_slot_of_addr(uintptr_t a) {
-    if (!md_in_arena(a)) return 0;
+    if (!md_in_arena(a)) return md_direct_count ? md_direct_slot_of(a) : 0;
     uint32_t page = (uint32_t)((a - md_heap.base) >> MD_PAGE_SHIFT);
     uint32_t id = md_heap.page_slot[page];
     if (!id) return 0;

@@ -30,6 +30,7 @@ static size_t first_bad(const unsigned char *p, size_t n)
 
 bool md_check_padding(struct md_slot *s, uintptr_t *bad)
 {
+    if (s->direct) return true;   /* a mapping of its own: no padding filled (direct.c) */
     if (!s->data_pages) return true;
     uintptr_t ds = md_slot_data_lo(s), de = md_slot_data_hi(s);
     uintptr_t end = s->user + s->size;

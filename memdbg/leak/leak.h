@@ -11,6 +11,9 @@ int md_leak_check_now(bool final) MEMDBG_HIDDEN;       /* 1: leaks found (final:
 void md_scan_roots_prepare(void) MEMDBG_HIDDEN;        /* before taking the heap lock */
 size_t md_scan_roots(void (*consider)(uintptr_t)) MEMDBG_HIDDEN; /* heap lock held */
 void md_scan_roots_set_sp(uintptr_t sp) MEMDBG_HIDDEN;  /* scan from sp (0: current) */
+/* At exit: this thread's stack is scanned from the frame that called
+ * exit(), with the registers it had there (NULL: from the stack pointer). */
+void md_scan_roots_set_exit_caller(const struct md_caller_frame *f) MEMDBG_HIDDEN;
 /* Stores the callee-saved registers in regs (6 words or more, in the
  * caller's frame) and sets sp to the stack pointer below them, so that a
  * stack scan from sp sees pointers the program kept only in registers. */

@@ -410,6 +410,23 @@ void md_scan_roots_set_sp(uintptr_t sp)
     program_sp = sp;
 }
 
+/* leak_scan_exit_frames=0, in the check at exit: the frames below exit's
+ * caller are exit's own and the handlers': they lie over stack the
+ * program used before (the frames of main and its callees, once main
+ * returned) and leave many of its words unwritten, so a stale copy of a
+ * pointer there hides a leak.  The program's live frames start at exit's
+ * caller; the values its callee-saved registers had at the call are roots
+ * as well (exit's frames save them somewhere below).  The default scans
+ * those frames, as LeakSanitizer does. */
+static struct md_caller_frame exit_caller;
+static bool have_exit_caller;
+
+void md_scan_roots_set_exit_caller(const struct md_caller_frame *f)
+{
+    have_exit_caller = f != NULL;
+    if (f) exit_caller = *f;
+}
+
 /* With sampling, most blocks are glibc's and memdbg does not know which
  * of them are live: every private writable anonymous mapping outside
  * memdbg's arena and metadata (glibc's heap, its arenas and large chunks,
@@ -420,7 +437,7 @@ static void scan_unsampled_heap(void (*consider)(uintptr_t))
 {
     for (size_t i = 0; i < nmaps; i++) {
         const struct mapping *m = &maps[i];
-        if (!m->anon_rw || md_in_arena(m->lo) || md_is_metadata(m->lo, m->hi)) continue;
+        if (!m->anon_rw || md_in_heap(m->lo) || md_is_metadata(m->lo, m->hi)) continue;
         if (m->lo < self_hi && m->hi > self_lo) continue;   /* memdbg's .bss: its tables */
         md_scan_foreign(m->lo, m->hi, consider);
     }
@@ -445,7 +462,13 @@ __attribute__((noinline)) size_t md_scan_roots(void (*consider)(uintptr_t))
     dl_iterate_phdr(phdr_cb, &c);
 
     pid_t self_tid = (pid_t)syscall(SYS_gettid);
-    scan_stack_from(program_sp ? program_sp : sp, false, consider);
+    uintptr_t stack_from = program_sp ? program_sp : sp;
+    const struct mapping *stack_map = mapping_of(stack_from);
+    if (have_exit_caller && exit_caller.sp > stack_from && stack_map && exit_caller.sp < stack_map->hi) {
+        stack_from = exit_caller.sp;
+        for (int i = 0; i < MD_CALLEE_SAVED; i++) consider(exit_caller.regs[i]);
+    }
+    scan_stack_from(stack_from, false, consider);
     (void)regs[0];
     scan_tls(md_thread_pointer(), consider);
     size_t unscanned = 0;

@@ -35,8 +35,13 @@ static uint32_t origin;
 
 static void consider(uintptr_t w, uint8_t how)
 {
-    if (!md_in_arena(w)) return;
-    uint32_t id = md_heap.page_slot[(w - md_heap.base) >> MD_PAGE_SHIFT];
+    uint32_t id;
+    if (md_in_arena(w)) {
+        id = md_heap.page_slot[(w - md_heap.base) >> MD_PAGE_SHIFT];
+    } else {   /* a block with a mapping of its own (core/direct.c) */
+        struct md_slot *d = md_direct_count ? md_direct_slot_of(w) : 0;
+        id = d ? (uint32_t)(d - md_heap.slots) : 0;
+    }
     if (!id || mark[id] || id == origin) return;
     struct md_slot *s = &md_heap.slots[id];
     if (s->state != MD_SLOT_LIVE || w < s->user || w > s->user + s->size) return;
@@ -428,15 +433,18 @@ static void run_checks(void *arg)
     if (c->stats) md_print_stats();
 }
 
-static __attribute__((noinline)) bool checks_on_report_stack(bool padding, bool leaks, bool stats)
+static __attribute__((noinline)) bool checks_on_report_stack(bool padding, bool leaks, bool stats,
+                                                             const struct md_caller_frame *exit_caller)
 {
     struct exit_checks c = { padding, leaks, stats, false };
     volatile uintptr_t regs[6];
     uintptr_t sp;
     MD_SPILL_REGISTERS(regs, sp);
     md_scan_roots_set_sp(sp);
+    md_scan_roots_set_exit_caller(exit_caller);
     md_with_report_stack(run_checks, &c);
     md_scan_roots_set_sp(0);
+    md_scan_roots_set_exit_caller(NULL);
     (void)regs[0];
     return c.leaked;
 }
@@ -450,7 +458,7 @@ int md_leak_check_now(bool final)
     if (final) final_check_done = 1;
     leak_prepare();
     if (!lock_for_check()) { md_in_runtime--; return 0; }
-    bool leaked = checks_on_report_stack(false, true, false);
+    bool leaked = checks_on_report_stack(false, true, false, NULL);
     if (leaked && final && md_leaks_set_exitcode()) {
         fflush(0);
         _exit(md_opt.exitcode);
@@ -460,15 +468,31 @@ int md_leak_check_now(bool final)
     return leaked;
 }
 
+/* The frame that called exit() (main's, or __libc_start_call_main's once
+ * main returned), found before the heap lock: the lookup of libc's exit
+ * takes ld.so's lock, and libunwind may allocate.  RTLD_NEXT finds libc's
+ * own exit, not a non-PIE program's PLT entry for it. */
+static bool find_exit_caller(struct md_caller_frame *f)
+{
+    void *libc_exit = dlsym(RTLD_NEXT, "exit");
+    return md_caller_of((uintptr_t)libc_exit, f);
+}
+
 static void at_exit(void)
 {
     if (!md_heap.initialized) return;
     md_drain_deferred_frees();
     md_in_runtime++;
     bool check_leaks = md_opt.detect_leaks && !final_check_done && !turned_off();
-    if (check_leaks) leak_prepare();
+    struct md_caller_frame exit_caller;
+    bool from_exit = false;
+    if (check_leaks) {
+        leak_prepare();
+        from_exit = !md_opt.leak_scan_exit_frames && find_exit_caller(&exit_caller);
+    }
     if (!lock_for_check()) { md_in_runtime--; return; }
-    bool leaked = checks_on_report_stack(md_opt.check_at_exit, check_leaks, md_opt.print_stats);
+    bool leaked = checks_on_report_stack(md_opt.check_at_exit, check_leaks, md_opt.print_stats,
+                                         from_exit ? &exit_caller : NULL);
     if ((leaked && md_leaks_set_exitcode()) || md_heap.errors_reported) {
         fflush(0);
         _exit(md_opt.exitcode);

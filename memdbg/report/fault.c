@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* SIGSEGV handler: turns a fault on a guard page of the arena into a report.
+/* SIGSEGV handler: turns a fault on a guard page of the arena, or of a
+ * block's own mapping (core/direct.c), into a report.
  * Async-signal-safe by construction: no stdio, no locks that user code can
  * hold, no debugged-heap memory (see report.c).  Everything else (faults
  * outside the arena, signals sent with kill/raise/sigqueue) goes to the
@@ -46,7 +47,7 @@ static bool seen_before(int kind, uintptr_t pc, uint32_t stack)
  * freed and still out of the pool) on a backend that can open it. */
 static bool recoverable(const struct md_slot *s)
 {
-    return !md_opt.halt_on_error && s && md_heap.backend->open_page &&
+    return !md_opt.halt_on_error && s && !s->direct && md_heap.backend->open_page &&
            (s->state == MD_SLOT_LIVE || s->state == MD_SLOT_QUARANTINED);
 }
 
@@ -121,7 +122,7 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 {
     uintptr_t addr = (uintptr_t)si->si_addr;
     bool sent = si->si_code <= 0;   /* raise, kill, sigqueue: never a heap access */
-    if (!sent && md_block_read_jmp && md_in_arena(addr)) {
+    if (!sent && md_block_read_jmp && md_in_heap(addr)) {
         md_block_read_fault = addr;
         siglongjmp(*md_block_read_jmp, 1);
     }
@@ -133,7 +134,7 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 #endif
         md_report_fault_in_report(addr, pc);
     }
-    if (sent || !md_heap.initialized || !md_in_arena(addr)) {
+    if (sent || !md_heap.initialized || !md_in_heap(addr)) {
         md_segv_chain(sig, si, ucv);
         return;
     }

@@ -329,7 +329,7 @@ static void json_body(struct md_buf *b, const struct md_error_info *e)
     md_json_uint(&j, "thread", md_thread_id());
     if (e->pc) md_json_hex(&j, "pc", e->pc);
     if (e->how) md_json_str(&j, "note", e->how);
-    md_json_bool(&j, "in_heap", md_in_arena(e->addr));
+    md_json_bool(&j, "in_heap", md_in_heap(e->addr));
     /* as the text report's reuse note: the pointer may be older than the block */
     if (e->pc && page_uses_at(e->addr) > 1) md_json_uint(&j, "address_reused", page_uses_at(e->addr));
     if (s) {

@@ -30,6 +30,12 @@ int md_unwind_recording(struct md_stack *st, int max) MEMDBG_HIDDEN;
  * stack pointer and the top): a local variable, never a heap block. */
 bool md_on_this_stack(const void *p) MEMDBG_HIDDEN;
 int md_capture_stack(uintptr_t *frames, int max) MEMDBG_HIDDEN;
+/* The frame that called the function starting at fn, if one of this
+ * thread's live frames runs it: its stack pointer at the call and its
+ * callee-saved registers (rbx, rbp, r12-r15) as they were there. */
+#define MD_CALLEE_SAVED 6
+struct md_caller_frame { uintptr_t sp, regs[MD_CALLEE_SAVED]; };
+bool md_caller_of(uintptr_t fn, struct md_caller_frame *out) MEMDBG_HIDDEN;
 int md_capture_stack_from_ucontext(void *uc, uintptr_t *frames, int max) MEMDBG_HIDDEN;
 /* Around every libunwind call (unwind_fds.c): false when libunwind must not
  * run (this thread is already unwinding: a signal handler interrupted it). */

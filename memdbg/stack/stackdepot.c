@@ -8,7 +8,8 @@
 
 #define DEPOT_BUCKETS (1u << 20)
 /* Address space (lazily backed; it counts against `ulimit -v`): a 64th of
- * arena_size, between 64 MiB and 1 GiB (about 7 million 16-frame stacks). */
+ * arena_size, between 64 MiB (16 MiB under a limit) and 1 GiB, about 7
+ * million 16-frame stacks (md_depot_bytes, as_limit.c). */
 static size_t depot_bytes;
 #define DEPOT_BYTES depot_bytes
 
@@ -28,9 +29,7 @@ static size_t store_used = 8;   /* id 0 means "no stack" */
 void md_depot_init(void)
 {
     if (buckets) return;
-    depot_bytes = md_opt.arena_size / 64;
-    if (depot_bytes < ((size_t)64 << 20)) depot_bytes = (size_t)64 << 20;
-    if (depot_bytes > ((size_t)1 << 30)) depot_bytes = (size_t)1 << 30;
+    depot_bytes = md_depot_bytes(md_opt.arena_size);
     buckets = md_reserve(DEPOT_BUCKETS * sizeof(uint32_t), "stack depot");
     store = md_reserve(DEPOT_BYTES, "stack depot");
 }

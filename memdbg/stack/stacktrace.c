@@ -191,3 +191,42 @@ int md_unwind_recording(struct md_stack *st, int max)
     md_unwind_end();
     return n;
 }
+
+/* Unwinds this thread's stack from here to the first frame that runs the
+ * function starting at fn, then one step more, to its caller: the caller's
+ * stack pointer at the call and the callee-saved registers as they were
+ * there (libunwind finds where each frame on the way saved them). */
+static bool find_caller_of(uintptr_t fn, struct md_caller_frame *out)
+{
+    static const int callee_saved[MD_CALLEE_SAVED] = {
+        UNW_X86_64_RBX, UNW_X86_64_RBP, UNW_X86_64_R12,
+        UNW_X86_64_R13, UNW_X86_64_R14, UNW_X86_64_R15,
+    };
+    unw_context_t uc;
+    unw_cursor_t c;
+    if (unw_getcontext(&uc) != 0 || unw_init_local(&c, &uc) != 0) return false;
+    for (int depth = 0; depth < 64; depth++) {
+        unw_proc_info_t pi;
+        bool found = unw_get_proc_info(&c, &pi) == 0 && pi.start_ip == fn;
+        if (unw_step(&c) <= 0) return false;
+        if (!found) continue;
+        unw_word_t sp;
+        if (unw_get_reg(&c, UNW_REG_SP, &sp) != 0) return false;
+        out->sp = (uintptr_t)sp;
+        for (int i = 0; i < MD_CALLEE_SAVED; i++) {
+            unw_word_t v = 0;
+            unw_get_reg(&c, callee_saved[i], &v);
+            out->regs[i] = (uintptr_t)v;
+        }
+        return true;
+    }
+    return false;
+}
+
+bool md_caller_of(uintptr_t fn, struct md_caller_frame *out)
+{
+    if (!fn || !md_unwind_begin()) return false;
+    bool found = find_caller_of(fn, out);
+    md_unwind_end();
+    return found;
+}

@@ -23,10 +23,22 @@
 // CHECK-NOT: ERROR
 // CHECK-OUT: 1536 MiB block written at both ends
 //
-// TEST: ulimit -v 300000: too small, and the message says so
-// RUN: %memdbg %t 300000 work
+// TEST: ulimit -v 1048576 (1 GiB): a 300 MiB block, as glibc serves it
+// RUN: %memdbg %t 1048576 big300
+// EXIT: 0
+// CHECK-NOT: ERROR
+// CHECK-OUT: 300 MiB block written at both ends
+//
+// TEST: ulimit -v 524288 (512 MiB): memdbg starts and serves blocks
+// RUN: %memdbg %t 524288 small
+// EXIT: 0
+// CHECK-NOT: cannot
+// CHECK-OUT: ^allocated 1000 small blocks$
+//
+// TEST: ulimit -v 150000: too small, and the message names a limit that works
+// RUN: %memdbg %t 150000 work
 // EXIT: 1
-// CHECK: memdbg: cannot start \(the address-space limit, ulimit -v, leaves [0-9]+ MiB; memdbg needs about [0-9]+ MiB: raise the limit\)
+// CHECK: memdbg: cannot start \(the address-space limit, ulimit -v, leaves [0-9]+ MiB; memdbg and the program need [0-9]+ MiB: raise it to ulimit -v [0-9]+ or more\)
 // CHECK-OUT-NOT: allocated
 //
 // TEST: an arena_size that does not fit the limit: the hint names one that does
@@ -58,6 +70,25 @@ int main(int argc, char **argv)
     if (!strcmp(argv[2], "overflow")) {
         char *p = malloc(100);
         poke(p, 100);
+        return 0;
+    }
+    if (!strcmp(argv[2], "big300")) {
+        size_t n = (size_t)300 << 20;
+        char *p = malloc(n);
+        if (!p) { perror("malloc 300 MiB"); return 3; }
+        p[0] = p[n - 1] = 1;
+        printf("300 MiB block written at both ends\n");
+        free(p);
+        return 0;
+    }
+    if (!strcmp(argv[2], "small")) {
+        for (int i = 0; i < 1000; i++) {
+            char *p = malloc(16 + i);
+            if (!p) { printf("malloc %d failed\n", i); return 3; }
+            p[15 + i] = 1;
+            free(p);
+        }
+        printf("allocated 1000 small blocks\n");
         return 0;
     }
     if (!strcmp(argv[2], "huge")) {   /* the arena is about 2.6 GiB here */

@@ -2,7 +2,9 @@
 /* A string copied by strdup or strndup ends at its guard page at any
  * length: "ab" takes 3 bytes, an odd size that the default alignment of
  * 2 would leave one byte short of the guard, so that reading the byte
- * past the terminator read padding and went unreported. */
+ * past the terminator read padding and went unreported.  The frame of
+ * strdup or strndup that heads the copy's allocation stack names its
+ * file and line, as malloc's does. */
 
 // TEST: strdup of an even-length string: reading one past its end faults at the access
 // RUN: %memdbg %t strdup
@@ -12,6 +14,7 @@
 // CHECK: is located 0 bytes after 3-byte region
 // CHECK-STACK: ^READ of size | read_byte | main
 // CHECK-STACK: ^allocated by thread | strdup | main
+// CHECK: ^    #0 0x[0-9a-f]+ in strdup preload/strdup\.c:[0-9]+$
 // CHECK-OUT-NOT: not caught
 //
 // TEST: strndup: reading one past the copy faults at the access
@@ -20,6 +23,7 @@
 // CHECK-ERROR: heap-buffer-overflow
 // CHECK: is located 0 bytes after 5-byte region
 // CHECK-STACK: ^allocated by thread | strndup | main
+// CHECK: ^    #0 0x[0-9a-f]+ in strndup preload/strdup\.c:[0-9]+$
 //
 // TEST: strdup and strndup copy the string and free cleanly
 // RUN: %memdbg %t copy

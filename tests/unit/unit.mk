@@ -15,7 +15,7 @@
 # read for every caller in the process), and what only they need.
 UNIT_LIB_SRCS := memdbg/base/options.c memdbg/base/options_table.c memdbg/base/out.c memdbg/base/log.c memdbg/base/as_limit.c \
                  memdbg/base/internal_alloc.c memdbg/stack/stackdepot.c memdbg/stack/modules.c \
-                 memdbg/leak/suppressions.c memdbg/core/arena.c memdbg/core/core_dump.c memdbg/core/blame.c memdbg/backend/nonlinear_pool.c \
+                 memdbg/leak/suppressions.c memdbg/core/arena.c memdbg/core/direct.c memdbg/core/core_dump.c memdbg/core/blame.c memdbg/backend/nonlinear_pool.c \
                  memdbg/sys/x86_access.c memdbg/sys/fd.c memdbg/report/fault.c memdbg/report/frozen_fault.c memdbg/report/report.c memdbg/report/altstack.c \
                  memdbg/report/json.c memdbg/core/frozen.c memdbg/core/heap_lock.c \
                  memdbg/stack/symbolize.c memdbg/stack/symcore.c
