@@ -37,7 +37,7 @@ unit-build: $(UNIT_BIN) $(BUILD)/tests/unit/mod_unit.so
 unit: unit-build
 	@$(UNIT_BIN) $(UNIT_ARGS)
 
-$(BUILD)/tests/unit/obj/%.o: %.c tests/unit/unit.h $(MD_HEADERS) tests/unit/unit.mk
+$(BUILD)/tests/unit/obj/%.o: %.c tests/unit/unit.h $(MD_HEADERS) memdbg/base/options.inc tests/unit/unit.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) -c $< -o $@
 
