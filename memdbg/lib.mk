@@ -70,7 +70,7 @@ $(BUILD)/libmemdbg.so: $(MD_OBJS)
 
 # ---- tests: built with symbols and frames so backtraces name functions ----
 MD_TEST_CFLAGS := -std=gnu11 -g -O0 -fno-omit-frame-pointer -fno-inline -Iinclude -Wall -Wno-unused-result \
-                  -Wno-free-nonheap-object -Wno-use-after-free -Wno-array-bounds -Wno-stringop-overflow \
+                  -Wno-free-nonheap-object -Wno-use-after-free -Wno-array-bounds -Wno-stringop-overflow -Wno-stringop-overread \
                   -Wno-alloc-size-larger-than -Wno-mismatched-dealloc \
                   -Wno-unused-but-set-variable -Wno-unused-variable
 MD_TEST_CXXFLAGS := -std=gnu++17 -g -O0 -fno-omit-frame-pointer -fno-inline -Wall \
