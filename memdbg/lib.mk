@@ -10,7 +10,7 @@ MD_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden \
 # make MD_DEBUG=1 BUILD=build-debug: MD_DCHECK invariants compiled in.
 MD_CFLAGS += $(if $(MD_DEBUG),-DMD_DEBUG)
 MD_CXXFLAGS := -std=gnu++17 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden -fno-omit-frame-pointer -fno-optimize-sibling-calls
-MD_LDLIBS := -lunwind -lpthread -ldl -lstdc++
+MD_LDLIBS := -lunwind -lpthread -ldl
 
 # Sources per layer, lowest first: a file calls only into its own folder
 # and the folders listed before it (tests/infra/layer_check.sh checks this
@@ -59,9 +59,13 @@ $(BUILD)/lib/obj/memdbg/report/json.o: $(BUILD)/.memdbg-version
 # inlined into it (preload/strings.c).
 $(BUILD)/lib/obj/preload/strings.o: MD_CFLAGS += -fno-builtin -fno-tree-loop-distribute-patterns -g0
 
+# libmemdbg.so does not link libstdc++: every reference to it is weak
+# (preload/cxx.cc), the personality routine the exception tables name
+# too, which only the object can be told.
 $(BUILD)/lib/obj/preload/cxx.o: preload/cxx.cc memdbg/lib.mk
 	@mkdir -p $(dir $@)
 	$(CXX) $(MD_CXXFLAGS) -c $< -o $@
+	objcopy --weaken-symbol=__gxx_personality_v0 $@
 
 $(BUILD)/libmemdbg.so: $(MD_OBJS)
 	$(CC) -shared -o $@ $(MD_OBJS) -Wl,-z,nodelete -Wl,--no-undefined $(MD_LDLIBS)

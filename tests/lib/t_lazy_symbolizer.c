@@ -12,6 +12,11 @@
 // CHECK-OUT: ^symbolizer not mapped$
 // CHECK-NOT: ERROR
 //
+// TEST: a C program under memdbg maps no libstdc++ (operator new binds to it weakly)
+// RUN: %memdbg %t clean
+// EXIT: 0
+// CHECK-OUT: ^libstdc\+\+ not mapped$
+//
 // TEST: lazy symbolizer: the first report loads it and names the frames
 // RUN: %memdbg -o halt_on_error=0 %t double-free
 // EXIT: 1
@@ -54,13 +59,13 @@
 #include <string.h>
 #include <unistd.h>
 
-static int mapped(void)
+static int mapped(const char *a, const char *b)
 {
     FILE *f = fopen("/proc/self/maps", "r");
     char line[4096];
     int found = 0;
     while (f && fgets(line, sizeof line, f))
-        if (strstr(line, "libdw") || strstr(line, "libmemdbg-sym")) found = 1;
+        if (strstr(line, a) || strstr(line, b)) found = 1;
     if (f) fclose(f);
     return found;
 }
@@ -114,6 +119,7 @@ int main(int argc, char **argv)
     } else {
         threaded(what);
     }
-    printf("symbolizer %s\n", mapped() ? "mapped" : "not mapped");
+    printf("symbolizer %s\n", mapped("libdw", "libmemdbg-sym") ? "mapped" : "not mapped");
+    if (strcmp(what, "clean") == 0) printf("libstdc++ %s\n", mapped("libstdc++", "libstdc++") ? "mapped" : "not mapped");
     return 0;
 }
