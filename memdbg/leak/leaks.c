@@ -224,6 +224,14 @@ static bool any_live_block(void)
  * the lock and checks again. */
 static bool leaks_need_symbolizer, leaks_second_pass;
 
+/* A live block that no root reaches: a leak unless suppressed. */
+static bool any_unreached(uint32_t n)
+{
+    for (uint32_t id = 1; id <= n; id++)
+        if (md_heap.slots[id].state == MD_SLOT_LIVE && mark[id] == LEAK_MARK_NONE) return true;
+    return false;
+}
+
 static bool report_leaks(void)
 {
     if (!any_live_block()) return false;
@@ -238,6 +246,11 @@ static bool report_leaks(void)
     memset(mark, 0, n + 1);
     nwork = 0;
     mark_live();
+    /* before the suppressions, which count their hits */
+    if (!leaks_second_pass && any_unreached(n) && !md_sym_loadable()) {
+        leaks_need_symbolizer = true;
+        return false;
+    }
     /* suppressed blocks, and what they keep alive */
     size_t sup_bytes = 0, sup_blocks = 0;
     if (md_have_suppressions()) {
@@ -272,11 +285,6 @@ static bool report_leaks(void)
             md_puts(b, " allocation(s) suppressed.\n");
             md_report_end(b);
         }
-        return false;
-    }
-
-    if (!leaks_second_pass && !md_sym_loadable()) {
-        leaks_need_symbolizer = true;
         return false;
     }
 

@@ -52,6 +52,14 @@
 // CHECK: ^    #0 0x[0-9a-f]+ in write_freed .*t_lazy_symbolizer.c:[0-9]+$
 // CHECK: ^    #1 0x[0-9a-f]+ in threaded .*t_lazy_symbolizer.c:[0-9]+$
 // CHECK-OUT: ^symbolizer mapped$
+//
+// TEST: lazy symbolizer: a leak report in a threaded process gives the heap lock up to load it
+// RUN: %memdbg %t thread-leak
+// EXIT: 1
+// CHECK-STACK: ^Direct leak of 24 byte | malloc | leak_one | main
+// CHECK-NOT: frames without symbols
+// CHECK-COUNT: 1 ^SUMMARY: memdbg: 24 byte\(s\) leaked in 1 allocation
+// CHECK-OUT: ^symbolizer not mapped$
 
 #include <pthread.h>
 #include <stdio.h>
@@ -109,11 +117,31 @@ static void threaded(const char *what)
     pthread_join(t, 0);
 }
 
+static void *leaked;
+
+static __attribute__((noinline)) void leak_one(void)
+{
+    leaked = malloc(24);
+    leaked = 0;
+}
+
+static void *sleeper(void *arg)
+{
+    (void)arg;
+    for (;;) pause();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "clean";
     if (strcmp(what, "clean") == 0) {
         for (int i = 0; i < 100; i++) free(malloc((size_t)i + 1));
+    } else if (strcmp(what, "thread-leak") == 0) {
+        /* a thread still alive at exit, when the leak check runs */
+        pthread_t t;
+        if (pthread_create(&t, 0, sleeper, 0) != 0) return 2;
+        leak_one();
     } else if (strcmp(what, "double-free") == 0) {
         free_twice(malloc(32));
     } else {
