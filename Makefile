@@ -111,7 +111,7 @@ bench: deps
 	@tests/bench.sh
 
 clean:
-	rm -rf $(BUILD)/examples $(BUILD)/tests $(BUILD)/lib $(BUILD)/libmemdbg.so $(BUILD)/memdbg $(BUILD)/vm/runs \
+	rm -rf $(BUILD)/examples $(BUILD)/tests $(BUILD)/lib $(BUILD)/libmemdbg.so $(BUILD)/libmemdbg-sym.so $(BUILD)/memdbg $(BUILD)/vm/runs \
 		$(BUILD)/memdbg-probe $(BUILD)/maps-kinds.awk $(BUILD)/memdbg.installed $(BUILD)/.memdbg-version
 
 # Also drops the kernel trees and objects (the next make kernel re-extracts).

@@ -61,6 +61,7 @@ install: lib cli
 	$(call memdbg_subst,installed) cli/memdbg.sh >$(BUILD)/memdbg.installed
 	install -m 755 $(BUILD)/memdbg.installed $(BINDIR)/memdbg
 	install -m 644 $(BUILD)/libmemdbg.so $(MEMDBG_LIBEXEC)/libmemdbg.so
+	install -m 644 $(BUILD)/libmemdbg-sym.so $(MEMDBG_LIBEXEC)/libmemdbg-sym.so
 	install -m 755 $(BUILD)/memdbg-probe $(MEMDBG_LIBEXEC)/memdbg-probe
 	install -m 644 cli/maps-kinds.awk $(MEMDBG_LIBEXEC)/maps-kinds.awk
 	if [ -x $(BUILD)/memdbg-symbolize ]; then install -m 755 $(BUILD)/memdbg-symbolize $(MEMDBG_LIBEXEC)/memdbg-symbolize; fi
@@ -78,7 +79,7 @@ install: lib cli
 
 uninstall:
 	rm -f $(BINDIR)/memdbg
-	rm -f $(MEMDBG_LIBEXEC)/libmemdbg.so $(MEMDBG_LIBEXEC)/memdbg-probe $(MEMDBG_LIBEXEC)/maps-kinds.awk \
+	rm -f $(MEMDBG_LIBEXEC)/libmemdbg.so $(MEMDBG_LIBEXEC)/libmemdbg-sym.so $(MEMDBG_LIBEXEC)/memdbg-probe $(MEMDBG_LIBEXEC)/maps-kinds.awk \
 	      $(MEMDBG_LIBEXEC)/memdbg-symbolize
 	-rmdir $(MEMDBG_LIBEXEC) 2>/dev/null
 	rm -f $(MANDIR)/man1/memdbg.1 $(MANDIR)/man7/libmemdbg.7 $(MANDIR)/man2/remap_file_pages.2memdbg

@@ -10,7 +10,7 @@ MD_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden \
 # make MD_DEBUG=1 BUILD=build-debug: MD_DCHECK invariants compiled in.
 MD_CFLAGS += $(if $(MD_DEBUG),-DMD_DEBUG)
 MD_CXXFLAGS := -std=gnu++17 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden -fno-omit-frame-pointer -fno-optimize-sibling-calls
-MD_LDLIBS := -lunwind -ldw -lelf -lpthread -ldl -lstdc++
+MD_LDLIBS := -lunwind -lpthread -ldl
 
 # Sources per layer, lowest first: a file calls only into its own folder
 # and the folders listed before it (tests/infra/layer_check.sh checks this
@@ -24,7 +24,7 @@ MD_BACKEND_SRCS := memdbg/backend/select.c memdbg/backend/guard.c memdbg/backend
                    memdbg/backend/nonlinear.c memdbg/backend/nonlinear_calls.c memdbg/backend/compact.c memdbg/backend/nonlinear_pool.c \
                    memdbg/backend/readonly.c
 MD_STACK_SRCS := memdbg/stack/stacktrace.c memdbg/stack/stackmemo.c memdbg/stack/stackdepot.c \
-                 memdbg/stack/modules.c memdbg/stack/symbolize.c memdbg/stack/symcore.c \
+                 memdbg/stack/modules.c memdbg/stack/symbolize.c memdbg/stack/symformat.c \
                  memdbg/stack/unwind_fds.c
 MD_REPORT_SRCS := memdbg/report/report.c memdbg/report/fault.c memdbg/report/frozen_fault.c memdbg/report/signals.c \
                   memdbg/report/altstack.c memdbg/report/stats.c memdbg/report/stats_export.c \
@@ -42,7 +42,7 @@ MD_HEADERS := $(wildcard memdbg/*.h memdbg/*/*.h)
 
 .PHONY: lib lib-tests lib-bench
 
-lib: $(BUILD)/libmemdbg.so $(BUILD)/memdbg
+lib: $(BUILD)/libmemdbg.so $(BUILD)/libmemdbg-sym.so $(BUILD)/memdbg
 
 $(BUILD)/lib/obj/%.o: %.c $(MD_HEADERS) memdbg/base/options.inc memdbg/lib.mk
 	@mkdir -p $(dir $@)
@@ -59,12 +59,25 @@ $(BUILD)/lib/obj/memdbg/report/json.o: $(BUILD)/.memdbg-version
 # inlined into it (preload/strings.c).
 $(BUILD)/lib/obj/preload/strings.o: MD_CFLAGS += -fno-builtin -fno-tree-loop-distribute-patterns -g0
 
+# libmemdbg.so does not link libstdc++: every reference to it is weak
+# (preload/cxx.cc), the personality routine the exception tables name
+# too, which only the object can be told.
 $(BUILD)/lib/obj/preload/cxx.o: preload/cxx.cc memdbg/lib.mk
 	@mkdir -p $(dir $@)
 	$(CXX) $(MD_CXXFLAGS) -c $< -o $@
+	objcopy --weaken-symbol=__gxx_personality_v0 $@
 
 $(BUILD)/libmemdbg.so: $(MD_OBJS)
 	$(CC) -shared -o $@ $(MD_OBJS) -Wl,-z,nodelete -Wl,--no-undefined $(MD_LDLIBS)
+
+# The symbolizer: elfutils and what it needs, loaded by libmemdbg.so at
+# its first report only (memdbg/stack/symcore.h).  libstdc++ for its
+# demangler, which symcore.c references weakly.
+MD_SYM_OBJS := $(BUILD)/lib/obj/memdbg/stack/symlib.o $(BUILD)/lib/obj/memdbg/stack/symcore.o \
+               $(BUILD)/lib/obj/memdbg/stack/symformat.o
+$(BUILD)/libmemdbg-sym.so: $(MD_SYM_OBJS)
+	$(CC) -shared -o $@ $(MD_SYM_OBJS) -Wl,--no-undefined -ldw -lelf \
+	    -Wl,--push-state,--no-as-needed -lstdc++ -Wl,--pop-state
 
 # $(BUILD)/memdbg (the command) is built by cli/cli.mk.
 
@@ -132,9 +145,11 @@ $(BUILD)/tests/lib/page_cycle: tests/lib/bench/page_cycle.c
 # shared library or an optimized build ----
 lib: $(BUILD)/memdbg-symbolize
 
-$(BUILD)/memdbg-symbolize: cli/symbolize_main.c $(BUILD)/lib/obj/memdbg/stack/symcore.o memdbg/stack/symcore.h
+$(BUILD)/memdbg-symbolize: cli/symbolize_main.c $(BUILD)/lib/obj/memdbg/stack/symcore.o \
+                           $(BUILD)/lib/obj/memdbg/stack/symformat.o memdbg/stack/symcore.h
 	@mkdir -p $(dir $@)
 	$(CC) $(MD_CFLAGS) -Imemdbg/stack cli/symbolize_main.c $(BUILD)/lib/obj/memdbg/stack/symcore.o \
+	    $(BUILD)/lib/obj/memdbg/stack/symformat.o \
 	    -o $@ -ldw -lelf -Wl,--push-state,--no-as-needed -lstdc++ -Wl,--pop-state
 
 lib-tests: $(BUILD)/tests/lib/libmdsym.so $(BUILD)/tests/lib/libmdsym2.so

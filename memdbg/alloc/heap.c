@@ -279,6 +279,20 @@ static struct md_slot *validate_for_free(void *p, struct md_stack *st, int deall
     return 0;
 }
 
+/* A free that will report (no live block starts at p, or the block is of
+ * another kind) loads the symbolizer before the heap lock, where loading
+ * cannot deadlock (md_sym_prepare).  The look is without the lock, so it
+ * may be stale, and a damaged padding is not looked for: such a report
+ * loads under the lock, which only a single-threaded process does. */
+static void prepare_free_report(void *p, int dealloc)
+{
+    if (md_sym_tried()) return;
+    struct md_slot *s = md_slot_of_addr((uintptr_t)p);
+    if (!s || __atomic_load_n(&s->state, __ATOMIC_RELAXED) != MD_SLOT_LIVE || s->user != (uintptr_t)p ||
+        !kinds_match(s->kind, dealloc))
+        md_sym_prepare();
+}
+
 /* Reports a damaged padding; true when it is intact. */
 static bool check_block_padding(struct md_slot *s, struct md_stack *st)
 {
@@ -416,6 +430,7 @@ void md_free(void *p, int dealloc)
     md_in_runtime++;
     struct md_stack stack, *st = &stack;
     md_stack_capture(st, md_opt.malloc_context_size);
+    prepare_free_report(p, dealloc);
     md_heap_lock();
     struct md_slot *s = validate_for_free(p, st, dealloc);
     if (s) md_freeze_end_if_frozen(s, st, dealloc);
@@ -630,6 +645,7 @@ void *md_realloc(void *p, size_t size)
     }
     md_heap_unlock();
     if (!ok) {
+        md_sym_prepare();   /* it reports: the symbolizer loads without the lock */
         md_heap_lock();
         validate_for_free(p, st, MD_DEALLOC_REALLOC);
         md_heap_unlock();

@@ -219,6 +219,19 @@ static bool any_live_block(void)
     return false;
 }
 
+/* report_leaks found leaks to print but could not load the symbolizer
+ * under the heap lock (md_sym_loadable); checks_locked loads it without
+ * the lock and checks again. */
+static bool leaks_need_symbolizer, leaks_second_pass;
+
+/* A live block that no root reaches: a leak unless suppressed. */
+static bool any_unreached(uint32_t n)
+{
+    for (uint32_t id = 1; id <= n; id++)
+        if (md_heap.slots[id].state == MD_SLOT_LIVE && mark[id] == LEAK_MARK_NONE) return true;
+    return false;
+}
+
 static bool report_leaks(void)
 {
     if (!any_live_block()) return false;
@@ -233,6 +246,11 @@ static bool report_leaks(void)
     memset(mark, 0, n + 1);
     nwork = 0;
     mark_live();
+    /* before the suppressions, which count their hits */
+    if (!leaks_second_pass && any_unreached(n) && !md_sym_loadable()) {
+        leaks_need_symbolizer = true;
+        return false;
+    }
     /* suppressed blocks, and what they keep alive */
     size_t sup_bytes = 0, sup_blocks = 0;
     if (md_have_suppressions()) {
@@ -397,7 +415,8 @@ static bool turned_off(void)
 static void leak_prepare(void)
 {
     md_scan_roots_prepare();
-    md_have_suppressions();
+    /* suppressions match function names: the symbolizer first */
+    if (md_have_suppressions() && any_live_block()) md_sym_prepare();
 }
 
 /* Takes the heap lock, but does not wait forever: exit() may come from a
@@ -430,7 +449,7 @@ static void run_checks(void *arg)
     struct exit_checks *c = arg;
     if (c->padding) check_live_padding();
     c->leaked = c->leaks && report_leaks();
-    if (c->stats) md_print_stats();
+    if (c->stats && !leaks_need_symbolizer) md_print_stats();   /* else after the second pass */
 }
 
 static __attribute__((noinline)) bool checks_on_report_stack(bool padding, bool leaks, bool stats,
@@ -449,6 +468,25 @@ static __attribute__((noinline)) bool checks_on_report_stack(bool padding, bool 
     return c.leaked;
 }
 
+/* The checks, the heap lock held.  When leaks are to be printed and the
+ * symbolizer cannot load under the lock, the lock is given up for the
+ * load and the leak check runs again.  false: the lock could not be taken
+ * again, nothing more was checked, and the lock is not held. */
+static bool checks_locked(bool padding, bool leaks, bool stats, const struct md_caller_frame *exit_caller,
+                          bool *leaked)
+{
+    leaks_need_symbolizer = leaks_second_pass = false;
+    *leaked = checks_on_report_stack(padding, leaks, stats, exit_caller);
+    if (!leaks_need_symbolizer) return true;
+    md_heap_unlock();
+    md_sym_prepare();
+    if (!lock_for_check()) return false;
+    leaks_need_symbolizer = false;
+    leaks_second_pass = true;
+    *leaked = checks_on_report_stack(false, true, stats, exit_caller);
+    return true;
+}
+
 int md_leak_check_now(bool final)
 {
     md_ensure_init();
@@ -457,8 +495,8 @@ int md_leak_check_now(bool final)
     md_in_runtime++;
     if (final) final_check_done = 1;
     leak_prepare();
-    if (!lock_for_check()) { md_in_runtime--; return 0; }
-    bool leaked = checks_on_report_stack(false, true, false, NULL);
+    bool leaked;
+    if (!lock_for_check() || !checks_locked(false, true, false, NULL, &leaked)) { md_in_runtime--; return 0; }
     if (leaked && final && md_leaks_set_exitcode()) {
         fflush(0);
         _exit(md_opt.exitcode);
@@ -490,9 +528,12 @@ static void at_exit(void)
         leak_prepare();
         from_exit = !md_opt.leak_scan_exit_frames && find_exit_caller(&exit_caller);
     }
-    if (!lock_for_check()) { md_in_runtime--; return; }
-    bool leaked = checks_on_report_stack(md_opt.check_at_exit, check_leaks, md_opt.print_stats,
-                                         from_exit ? &exit_caller : NULL);
+    bool leaked;
+    if (!lock_for_check() || !checks_locked(md_opt.check_at_exit, check_leaks, md_opt.print_stats,
+                                            from_exit ? &exit_caller : NULL, &leaked)) {
+        md_in_runtime--;
+        return;
+    }
     if ((leaked && md_leaks_set_exitcode()) || md_heap.errors_reported) {
         fflush(0);
         _exit(md_opt.exitcode);

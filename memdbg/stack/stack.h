@@ -69,6 +69,12 @@ struct md_frame_info {
 };
 typedef void md_frame_fn(void *ctx, const struct md_frame_info *f);
 void md_stack_frames(const uintptr_t *frames, int n, bool first_exact, md_frame_fn *fn, void *ctx) MEMDBG_HIDDEN;
+/* Loads the symbolizer library if it is not yet and the report may
+ * (symbolize.c); reports call it before naming frames. */
+void md_sym_prepare(void) MEMDBG_HIDDEN;
+bool md_sym_tried(void) MEMDBG_HIDDEN;   /* nothing left to load (loaded, failed, or symbolize=0) */
+bool md_sym_loadable(void) MEMDBG_HIDDEN;   /* md_sym_prepare would load now (or has nothing to do) */
+const char *md_self_path(void) MEMDBG_HIDDEN;   /* libmemdbg.so as loaded ("" unknown) */
 /* Function name of frame (for SUMMARY lines); writes "" if unknown. */
 void md_frame_location(struct md_buf *b, uintptr_t pc, bool is_return_addr) MEMDBG_HIDDEN;
 

@@ -9,6 +9,16 @@
 #include "stack/stack.h"
 #include <libunwind.h>
 #include <link.h>
+#include <string.h>
+
+/* libmemdbg.so's path as the loader opened it: the symbolizer library
+ * lies next to it (symbolize.c). */
+static char self_path[4096];
+
+const char *md_self_path(void)
+{
+    return self_path;
+}
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -21,6 +31,8 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
         if (me >= lo && me < hi) {
             md_heap.self_start = lo;
             md_heap.self_end = hi;
+            size_t n = info->dlpi_name ? md_strlen(info->dlpi_name) : 0;
+            if (n < sizeof self_path) memcpy(self_path, info->dlpi_name, n + 1);
             return 1;
         }
     }

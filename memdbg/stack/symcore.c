@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* libstdc++'s demangler, if the process has it (libmemdbg links it for
- * operator new; so does the offline symbolizer). */
+/* libstdc++'s demangler, if the process has it (libmemdbg-sym.so and the
+ * offline symbolizer link it). */
 extern char *__cxa_demangle(const char *, char *, size_t *, int *) __attribute__((weak));
 
 static char *debuginfo_path;
@@ -34,63 +34,6 @@ Dwfl *md_sym_open(const char *path)
     dwfl_report_end(d, 0, 0);
     if (!m) { dwfl_end(d); return 0; }
     return d;
-}
-
-static void put(const struct md_sym_out *o, const char *s)
-{
-    o->write(o->ctx, s, strlen(s));
-}
-
-static void put_num(const struct md_sym_out *o, uint64_t v, unsigned base, const char *prefix)
-{
-    char buf[24];
-    int i = (int)sizeof buf;
-    do {
-        buf[--i] = "0123456789abcdef"[v % base];
-        v /= base;
-    } while (v);
-    put(o, prefix);
-    o->write(o->ctx, buf + i, sizeof buf - (size_t)i);
-}
-
-struct frame {
-    const char *function;   /* NULL: unknown */
-    const char *file;       /* NULL: unknown */
-    int line;
-};
-
-/* "in FUNCTION FILE:LINE", "in FUNCTION (MODULE+0xOFF)", " (MODULE+0xOFF)":
- * AddressSanitizer's "%F %L" (in a frame line, the blank stays when there
- * is no function: "0x...  (MODULE+0xOFF)"). */
-static void put_location(const struct md_sym_out *o, const struct frame *f, const char *module,
-                         uint64_t offset, bool blank)
-{
-    if (f->function) {
-        put(o, "in ");
-        put(o, f->function);
-    }
-    if (f->function || blank) put(o, " ");
-    if (f->file) {
-        put(o, f->file);
-        if (f->line > 0) put_num(o, (uint64_t)f->line, 10, ":");
-    } else if (module) {
-        put(o, "(");
-        put(o, module);
-        put_num(o, offset, 16, "+0x");
-        put(o, ")");
-    } else {
-        put(o, "(<unknown module>)");
-    }
-}
-
-static void put_frame(const struct md_sym_out *o, int no, uint64_t pc, const struct frame *f,
-                      const char *module, uint64_t offset)
-{
-    put_num(o, (uint64_t)no, 10, "    #");
-    put_num(o, pc, 16, " 0x");
-    put(o, " ");
-    put_location(o, f, module, offset, true);
-    put(o, "\n");
 }
 
 static const char *demangle(const char *name, char **to_free)
@@ -118,10 +61,10 @@ static const char *die_function(Dwarf_Die *die, char **to_free)
 
 /* Calls emit for each frame of the address, innermost first. */
 static int walk(Dwfl *d, uint64_t offset, int limit,
-                void (*emit)(void *ctx, const struct frame *f), void *ctx)
+                void (*emit)(void *ctx, const struct md_sym_frame *f), void *ctx)
 {
     Dwfl_Module *m = d ? dwfl_addrmodule(d, offset) : 0;
-    struct frame f = { 0, 0, 0 };
+    struct md_sym_frame f = { 0, 0, 0 };
     if (!m) { emit(ctx, &f); return 1; }
     Dwfl_Line *l = dwfl_module_getsrc(m, offset);
     if (l) f.file = dwfl_lineinfo(l, 0, &f.line, 0, 0, 0);
@@ -173,10 +116,10 @@ struct lines_ctx {
     int no;
 };
 
-static void emit_line(void *p, const struct frame *f)
+static void emit_line(void *p, const struct md_sym_frame *f)
 {
     struct lines_ctx *c = p;
-    put_frame(c->o, c->no++, c->pc, f, c->module, c->offset);
+    md_sym_put_frame(c->o, c->no++, c->pc, f, c->module, c->offset);
 }
 
 int md_sym_frame_lines(const struct md_sym_out *o, Dwfl *d, const char *module, uint64_t offset,
@@ -191,7 +134,7 @@ struct fields_ctx {
     void *ctx;
 };
 
-static void emit_fields(void *p, const struct frame *f)
+static void emit_fields(void *p, const struct md_sym_frame *f)
 {
     struct fields_ctx *c = p;
     c->emit(c->ctx, f->function, f->file, f->line);
@@ -209,39 +152,14 @@ struct loc_ctx {
     uint64_t offset;
 };
 
-static void emit_location(void *p, const struct frame *f)
+static void emit_location(void *p, const struct md_sym_frame *f)
 {
     struct loc_ctx *c = p;
-    put_location(c->o, f, c->module, c->offset, false);
+    md_sym_put_location(c->o, f, c->module, c->offset, false);
 }
 
 void md_sym_location(const struct md_sym_out *o, Dwfl *d, const char *module, uint64_t offset)
 {
     struct loc_ctx c = { o, module, offset };
     walk(d, offset, 1, emit_location, &c);
-}
-
-const char *md_sym_parse_module_location(const char *s, size_t len, const char **mod, size_t *modlen,
-                                         uint64_t *offset)
-{
-    if (len < 6 || s[len - 1] != ')') return 0;
-    size_t i = len - 1;
-    uint64_t v = 0, scale = 1;
-    size_t digits = 0;
-    while (i > 0 && ((s[i - 1] >= '0' && s[i - 1] <= '9') || (s[i - 1] >= 'a' && s[i - 1] <= 'f'))) {
-        char c = s[i - 1];
-        if (digits < 16) v += scale * (uint64_t)(c <= '9' ? c - '0' : c - 'a' + 10);
-        scale <<= 4;
-        digits++;
-        i--;
-    }
-    if (!digits || digits > 16 || i < 4 || s[i - 1] != 'x' || s[i - 2] != '0' || s[i - 3] != '+') return 0;
-    size_t mod_end = i - 3;
-    size_t j = mod_end;
-    while (j > 0 && !(s[j - 1] == '(' && (j == 1 || s[j - 2] == ' '))) j--;
-    if (j == 0 || j == mod_end) return 0;
-    *mod = s + j;
-    *modlen = mod_end - j;
-    *offset = v;
-    return s + j - 1;
 }

@@ -744,6 +744,17 @@ t_symbolize0_modules() {   # symbolize=0: (module+0xoffset) for every frame, as 
         has '^SUMMARY: memdbg: heap-use-after-free \(/[^ ]+\+0x[0-9a-f]+\)$' || return 1
     done
 }
+t_symbolizer_missing() {   # libmemdbg.so without libmemdbg-sym.so beside it: module+offset frames, and why
+    local lib=$LIB
+    mkdir -p "$WORK/alone" && cp "$LIB" "$WORK/alone/libmemdbg.so" || { fail "cannot copy the library"; return 1; }
+    LIB=$WORK/alone/libmemdbg.so
+    run "" "$T/t_uaf" read
+    LIB=$lib
+    rc_is 1 && first_line_is heap-use-after-free &&
+    frame_is '^READ of size 1' 0 ' \(/[^ ]+/t_uaf\+0x[0-9a-f]+\)$' &&
+    has "^    \(frames without symbols: cannot load the symbolizer: .*libmemdbg-sym.so" || return 1
+    [ "$(grep -c 'frames without symbols' "$ERR")" = 1 ] || fail "the reason is not given once"
+}
 t_offline_symbolizer() {   # memdbg-symbolize < symbolize=0 log == the live report's frames
     local p
     "$SYMBOLIZER" --help >"$OUT" 2>&1; RC=$?
@@ -919,6 +930,7 @@ tap "dlclose'd library (another loaded in its place): its frames still named, in
 tap "inline frames at -O2: inlined function and caller, each with its line" t_inline_frames
 tap "symbolize=0: (module+0xoffset) for every frame, no <unknown module>" t_symbolize0_modules
 tap "memdbg-symbolize: symbolize=0 log gives the live report's frames" t_offline_symbolizer
+tap "libmemdbg-sym.so missing: module+offset frames, the report says why once" t_symbolizer_missing
 # ------------------------------------------ compact mode (nonlinear)
 # Small blocks share file pages, each seen through its own virtual page.
 CP="compact=1"

@@ -10,6 +10,8 @@
 
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <ucontext.h>
 
 MEMDBG_TLS int md_in_runtime;
@@ -37,6 +39,20 @@ int md_capture_stack_from_ucontext(void *uc, uintptr_t *frames, int max)
     if (max < 1) return 0;
     frames[0] = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
     return 1;
+}
+
+/* stacktrace.c: where libmemdbg.so would be, for the symbolizer library
+ * next to it: this binary is build/tests/unit/unit, the library build/. */
+const char *md_self_path(void)
+{
+    static char path[4096];
+    if (!path[0]) {
+        ssize_t n = readlink("/proc/self/exe", path, sizeof path - 32);
+        char *slash = n > 0 ? memrchr(path, '/', (size_t)n) : 0;
+        if (slash) strcpy(slash, "/../../libmemdbg.so");
+        else path[0] = 0;
+    }
+    return path;
 }
 
 /* signals.c: the SIGSEGV disposition layer (its sigaction() interposes

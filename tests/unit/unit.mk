@@ -18,7 +18,7 @@ UNIT_LIB_SRCS := memdbg/base/options.c memdbg/base/options_table.c memdbg/base/o
                  memdbg/leak/suppressions.c memdbg/core/arena.c memdbg/core/direct.c memdbg/core/core_dump.c memdbg/core/blame.c memdbg/backend/nonlinear_pool.c \
                  memdbg/sys/x86_access.c memdbg/sys/fd.c memdbg/report/fault.c memdbg/report/frozen_fault.c memdbg/report/report.c memdbg/report/altstack.c \
                  memdbg/report/json.c memdbg/core/frozen.c memdbg/core/heap_lock.c \
-                 memdbg/stack/symbolize.c memdbg/stack/symcore.c
+                 memdbg/stack/symbolize.c memdbg/stack/symformat.c
 UNIT_INCLUDES := -Imemdbg -Itests/unit
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
@@ -32,7 +32,8 @@ UNIT_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O0 -g -fno-omit-frame-pointer -
 
 .PHONY: unit unit-build lib-check
 
-unit-build: $(UNIT_BIN) $(BUILD)/tests/unit/mod_unit.so
+# the report tests symbolize through the library's symbolizer
+unit-build: $(UNIT_BIN) $(BUILD)/tests/unit/mod_unit.so $(BUILD)/libmemdbg-sym.so
 
 unit: unit-build
 	@$(UNIT_BIN) $(UNIT_ARGS)
