@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Kernel interfaces that know nothing of the heap: descriptors,
- * /proc/self/maps, madvise over many ranges, x86 instruction decoding. */
+ * /proc/self/maps and pagemap, madvise over many ranges, x86 instruction
+ * decoding. */
 #ifndef MEMDBG_SYS_H
 #define MEMDBG_SYS_H
 
@@ -22,6 +23,21 @@ size_t md_madvise_ranges(const struct iovec *iov, size_t n, int advice, bool *ok
 /* Whether md_madvise_ranges(advice) may still use one call for many
  * ranges (false once the kernel refused it). */
 bool md_madvise_vectored(int advice) MEMDBG_HIDDEN;
+
+/* ---- pages that hold data (pagemap.c) ---- */
+/* A reader of /proc/self/pagemap with a window of entries; fd -1 when it
+ * cannot be read (every page then counts as holding data). */
+struct md_pagemap {
+    int fd;
+    uintptr_t first;            /* page number of entries[0] */
+    size_t count;               /* entries read */
+    uint64_t entries[512];      /* 2 MiB of address space per read */
+};
+void md_pagemap_open(struct md_pagemap *pm) MEMDBG_HIDDEN;
+void md_pagemap_close(struct md_pagemap *pm) MEMDBG_HIDDEN;
+/* Whether the page at addr of a private anonymous mapping may hold data
+ * (present or swapped out); false only for a page never written. */
+bool md_pagemap_has_data(struct md_pagemap *pm, uintptr_t addr) MEMDBG_HIDDEN;
 
 /* ---- the faulting instruction (x86_access.c) ---- */
 /* Width of the access at pc, 0 if not recognised. */
