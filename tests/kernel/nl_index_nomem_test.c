@@ -29,6 +29,13 @@
 #define FAILSLAB "/sys/kernel/debug/failslab/"
 
 /*
+ * Failed node allocations that make one store into the index fail: the
+ * store under the index lock (GFP_NOWAIT), then xa_reserve() outside it,
+ * which tries GFP_NOWAIT under the xarray lock and GFP_KERNEL after it.
+ */
+#define FAILS_PER_STORE 3
+
+/*
  * Makes the next @times slab allocations of this task fail (only those
  * from the radix_tree_node cache, the index's xarray nodes, when
  * @xarray_only), silently.  Returns 0 or -1.
@@ -103,7 +110,12 @@ FIXTURE_TEARDOWN(nomem)
 		close(self->fd);
 }
 
-/* @n pages of the file at a new address, address i showing page n - 1 - i */
+/*
+ * @n pages of the file at a new address, address i showing page n - 1 - i,
+ * none of them faulted in yet: MAP_NONBLOCK, since remap_file_pages()
+ * otherwise populates the range and the faults that add the index's slots
+ * would all happen here, before a test arms the injection.
+ */
 static char *map_reversed(int fd, size_t n)
 {
 	char *m = nl_map_with_hole(n * nl_pagesize(), fd);
@@ -111,7 +123,8 @@ static char *map_reversed(int fd, size_t n)
 	if (m == MAP_FAILED)
 		return m;
 	for (size_t i = 0; i < n; i++)
-		if (nl_remap(m + i * nl_pagesize(), nl_pagesize(), 0, n - 1 - i, 0)) {
+		if (nl_remap(m + i * nl_pagesize(), nl_pagesize(), 0, n - 1 - i,
+			     MAP_NONBLOCK)) {
 			munmap(m, n * nl_pagesize());
 			return MAP_FAILED;
 		}
@@ -159,8 +172,8 @@ TEST_F(nomem, failed_fault_keeps_index_complete)
 	want = nl_smaps_kb(control, "NonlinearIndex");
 	ASSERT_LT(0, want);
 
-	/* Two failed faults: the store fails, then the reservation */
-	ASSERT_EQ(0, failslab_arm(4, true));
+	/* Two failed faults, each retried by the access */
+	ASSERT_EQ(0, failslab_arm(2 * FAILS_PER_STORE, true));
 	EXPECT_EQ(0UL, read_reversed(m, N));
 	left = failslab_disarm();
 	EXPECT_EQ(0, left) TH_LOG("%ld injected failures were not used", left);
@@ -185,7 +198,7 @@ TEST_F(nomem, fork_without_memory_fails)
 	want = nl_smaps_kb(m, "NonlinearIndex");
 	ASSERT_LT(0, want);
 
-	ASSERT_EQ(0, failslab_arm(2, true));
+	ASSERT_EQ(0, failslab_arm(FAILS_PER_STORE, true));
 	pid = fork();
 	err = errno;
 	if (pid == 0)
@@ -262,7 +275,7 @@ TEST_F(nomem, grow_without_memory_fails)
 	d = r + 2 * N * self->page;
 	ASSERT_EQ(d, mremap(m + half, half, half, MREMAP_MAYMOVE | MREMAP_FIXED, d));
 
-	ASSERT_EQ(0, failslab_arm(2, true));
+	ASSERT_EQ(0, failslab_arm(FAILS_PER_STORE, true));
 	grown = mremap(m, half, 2 * half, 0);
 	err = errno;
 	left = failslab_disarm();
