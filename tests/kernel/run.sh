@@ -34,7 +34,10 @@ for t in "$build"/tests/kernel/*_test; do
 		case $t in *errors_test) ;; *) continue ;; esac
 	fi
 	echo "# $t"
+	t0=$(date +%s)
 	"$t" || status=1
+	# Where a suite's time goes, for keeping make check short
+	echo "# $t: $(($(date +%s) - t0)) s"
 done
 # Objects the tests' kernel paths allocated that nothing references any
 # more, where the debug kernel has kmemleak.
