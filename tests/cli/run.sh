@@ -122,6 +122,18 @@ run "$tmp/o" "$tmp/e" "$md" run --follow-children=yes -- "$tmp/script.sh"
 check "memdbg run --follow-children=yes of a script: no note" eval '[ $rc = 0 ] && ! grep -q "note:" "$tmp/e"'
 run "$tmp/o" "$tmp/e" "$md" run --options follow_children=1 -- "$tmp/script.sh"
 check "memdbg run --options follow_children=1 of a script: no note" eval '[ $rc = 0 ] && ! grep -q "note:" "$tmp/e"'
+if command -v perl >/dev/null; then
+	run "$tmp/o" "$tmp/e" "$md" run -- perl -e 'print "perl ran\n"'
+	show="$tmp/e"
+	check "memdbg run -- perl: perl frees its interpreter at exit, no leak reported, exit 0" \
+		eval '[ $rc = 0 ] && grep -qx "perl ran" "$tmp/o" && ! grep -q "leak" "$tmp/e"'
+	run "$tmp/o" "$tmp/e" env PERL_DESTRUCT_LEVEL=0 "$md" run -- perl -e 1
+	check "memdbg run -- perl with PERL_DESTRUCT_LEVEL=0 set: kept, the interpreter's blocks reported" \
+		eval '[ $rc = 1 ] && grep -q "detected memory leaks" "$tmp/e" && grep -q " in perl_construct " "$tmp/e"'
+else
+	skip "memdbg run -- perl: no leak reported" "no perl"
+	skip "memdbg run -- perl with PERL_DESTRUCT_LEVEL=0" "no perl"
+fi
 run "$tmp/o" "$tmp/e" "$md" run -- "$ex/uaf"
 check "memdbg run of a compiled program: no note" eval '! grep -q "note:" "$tmp/e"'
 run "$tmp/o" "$tmp/e" "$md" run --log "$tmp/logs" -- "$ex/uaf"
