@@ -439,6 +439,26 @@ static int nonlinear_open_page(uint32_t page)
     return 0;
 }
 
+/* The heap file's holes read as zeros: a page no block ever wrote is one,
+ * and the leak scan need not read it (a read of a hole would give it a
+ * page of memory).  SEEK_DATA and SEEK_HOLE count swapped-out pages as
+ * data.  A slot whose file pages are not one run (realloc moves) is asked
+ * about one page at a time; a shared page of compact mode is not asked. */
+static long nonlinear_file_extent(const struct md_slot *s, uint32_t page, uint32_t n)
+{
+    if (s->win_hi || !(s->flags & (SLOT_F_HAS_FILE | SLOT_F_MIXED)) || n == 0 || !md_heap_fd_ok())
+        return 0;
+    if (s->flags & SLOT_F_MIXED) n = 1;
+    off_t at = (off_t)file_of(s, page) << MD_PAGE_SHIFT;
+    off_t end = at + ((off_t)n << MD_PAGE_SHIFT);
+    off_t data = lseek(md_heap.fd, at, SEEK_DATA);
+    if (data < 0) return errno == ENXIO ? -(long)n : 0;
+    if (data > at) return -(long)(((data < end ? data : end) - at) >> MD_PAGE_SHIFT);
+    off_t hole = lseek(md_heap.fd, at, SEEK_HOLE);
+    if (hole <= at) return 0;
+    return (long)(((hole < end ? hole : end) - at) >> MD_PAGE_SHIFT);
+}
+
 const struct md_backend md_backend_nonlinear MEMDBG_HIDDEN = {
     .name = "nonlinear",
     .probe = nonlinear_probe,
@@ -455,6 +475,7 @@ const struct md_backend md_backend_nonlinear MEMDBG_HIDDEN = {
     .open_page = nonlinear_open_page,
     .protect_many = md_protect_nonlinear_many,
     .window_above = md_compact_above,
+    .file_extent = nonlinear_file_extent,
     /* Nothing slow is left to hand over: no memory is returned (runs are
      * recycled) and a recycled page needs no zeroing.  A helper's
      * remap_file_pages calls would only compete for the mmap lock, and its

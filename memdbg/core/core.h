@@ -273,6 +273,11 @@ struct md_backend {
     /* The same for the live block just above (0: none): its underflow
      * lands in s's redzone. */
     uint32_t (*window_above)(const struct md_slot *s);
+    /* For the leak scan of a big block (NULL: it reads every page): of
+     * the n data pages of live slot s from `page` on, how many at the
+     * start certainly read as zeros (returned negative), or hold data
+     * (positive); 0 when it cannot tell. */
+    long (*file_extent)(const struct md_slot *s, uint32_t page, uint32_t n);
 };
 bool md_heap_fd_ok(void) MEMDBG_HIDDEN;        /* md_heap.fd is still the heap's memfd */
 

@@ -69,6 +69,18 @@ static bool scan_sparsely(uintptr_t from, uintptr_t end)
     return !md_in_arena(from) || !md_heap.backend->needs_file;
 }
 
+/* The block drain() reads (NULL between blocks).  A big block of a heap
+ * that is a memfd is read where its file pages hold data, which the
+ * backend tells (file_extent): a page never written is a hole of the
+ * file, and reading it would give it memory. */
+static const struct md_slot *scan_slot;
+
+static bool scan_by_file(uintptr_t from, uintptr_t end)
+{
+    return scan_slot && end - from >= SPARSE_SCAN_BYTES && md_in_arena(from) &&
+           md_heap.backend->needs_file && md_heap.backend->file_extent;
+}
+
 /* A block's words are taken from its start: a block of odd or
  * twice-odd size starts only 2-aligned (heap.c block_alignment), and
  * the pointers the program stores in it lie at multiples of 8 from its
@@ -79,11 +91,25 @@ static void scan_words(uintptr_t from, uint8_t how)
 {
     uintptr_t end = scan_end;
     bool sparse = from < end && scan_sparsely(from, end);
+    bool by_file = !sparse && from < end && scan_by_file(from, end);
+    uintptr_t data_end = 0;   /* the file holds data up to here (by_file) */
     for (uintptr_t p = from; p + 8 <= end;) {
         uintptr_t page_end = (p | (MD_PAGE - 1)) + 1;
         if (sparse && !md_pagemap_has_data(&pagemap, p)) {
             p += (page_end - p + 7) & ~(uintptr_t)7;
             continue;
+        }
+        if (by_file && p >= data_end) {
+            uint32_t page = (uint32_t)((p - md_heap.base) >> MD_PAGE_SHIFT);
+            uint32_t last = (uint32_t)((end - 1 - md_heap.base) >> MD_PAGE_SHIFT);
+            long pages = md_heap.backend->file_extent(scan_slot, page, last - page + 1);
+            if (pages < 0) {
+                uintptr_t to = md_page_addr(page + (uint32_t)-pages);
+                p += (to - p + 7) & ~(uintptr_t)7;
+                continue;
+            }
+            if (pages == 0) by_file = false;
+            else data_end = md_page_addr(page + (uint32_t)pages);
         }
         for (; p + 8 <= end && p < page_end; p += 8) {
             uintptr_t v;
@@ -117,9 +143,11 @@ static void drain(uint8_t how)
         scan_words(from, how);
         if (!nwork) break;
         const struct md_slot *s = &md_heap.slots[work[--nwork]];
+        scan_slot = s;
         scan_start = from = s->user;
         scan_end = s->user + s->size;
     }
+    scan_slot = NULL;
     md_block_read_jmp = NULL;
 }
 
