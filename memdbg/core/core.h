@@ -68,8 +68,12 @@ struct md_heap {
     int fd;                    /* nonlinear: memfd of the heap (-1: private anonymous arena) */
     uint64_t fd_dev, fd_ino;   /* what fd must still be before it is used (md_fd_is) */
     uintptr_t base;            /* arena start */
-    size_t size;               /* arena bytes */
+    size_t size;               /* arena bytes now (less than max_size once its tail went back) */
     uint32_t total_pages;
+    /* The arena's size at start: its metadata (indexed by page) and the
+     * heap memfd keep this size; only the address range above size is
+     * given back (md_arena_give_back) and may be taken again. */
+    size_t max_size;
     uint32_t bump_page;        /* first never-used arena page */
     uint32_t guarded_frontier; /* arena pages below this are guarded up front */
     uint32_t guarding_to;      /* where the guard_range call under way ends (fork from a handler) */
@@ -144,6 +148,11 @@ uint32_t md_class_of(uint32_t pages) MEMDBG_HIDDEN;
 uint32_t md_class_pages(uint32_t cls) MEMDBG_HIDDEN;
 uint32_t md_slot_get(uint32_t pages_needed, bool unguarded) MEMDBG_HIDDEN; /* 0 = no space */
 void md_arena_init(void) MEMDBG_HIDDEN;
+/* With the heap lock, under an address-space limit: unmap at least bytes
+ * of the arena's never-used tail (ending the quarantine of the oldest
+ * blocks to make one if needed) so that a block of its own mapping fits;
+ * false, with nothing unmapped, when the tail cannot be that long. */
+bool md_arena_give_back(size_t bytes) MEMDBG_HIDDEN;
 static inline bool md_in_arena(uintptr_t a) {
     return a - md_heap.base < md_heap.size;
 }
@@ -273,6 +282,10 @@ struct md_backend {
     /* The same for the live block just above (0: none): its underflow
      * lands in s's redzone. */
     uint32_t (*window_above)(const struct md_slot *s);
+    /* Map pages [page, page+n) past the arena's end again, as map_arena
+     * maps them, after md_arena_give_back unmapped them; -1 when the range
+     * is taken or refused (NULL: the arena does not grow back). */
+    int (*map_tail)(uint32_t page, uint32_t n);
 };
 bool md_heap_fd_ok(void) MEMDBG_HIDDEN;        /* md_heap.fd is still the heap's memfd */
 

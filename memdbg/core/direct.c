@@ -26,6 +26,12 @@
 
 #define DIRECT_MAX 256
 
+/* Room left under an address-space limit after a block that needed the
+ * arena's end: the symbolizer maps some 5 MiB at the first report and
+ * reads the modules' debug information, and the program's next thread
+ * stack takes 8 MiB. */
+#define HEADROOM ((size_t)32 << 20)
+
 struct direct_map {
     uintptr_t lo, hi;   /* the whole mapping, guard page included; hi 0: none */
     uint32_t id;        /* slot record */
@@ -83,6 +89,15 @@ uint32_t md_direct_map(size_t size, size_t align, uintptr_t *user)
      * ever, whatever the number of such blocks over the run */
     if (!m->id && md_heap.nslots + 1 >= md_heap.max_slots) { errno = ENOMEM; return 0; }
     char *p = mmap(0, data + MD_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED && errno == ENOMEM && address_space_limited()) {
+        /* The limit, not the kernel's memory: the arena's unused end goes
+         * back (with a MiB to spare for mappings made meanwhile by threads
+         * outside memdbg), and HEADROOM more where the arena has it, and
+         * the mapping is tried again. */
+        size_t room = md_as_room(), need = data + MD_PAGE + ((size_t)1 << 20);
+        if (room < need && (md_arena_give_back(need - room + HEADROOM) || md_arena_give_back(need - room)))
+            p = mmap(0, data + MD_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    }
     if (p == MAP_FAILED) { errno = ENOMEM; return 0; }
     char *d = md_opt.protect_below ? p + MD_PAGE : p;
     if (mprotect(d, data, PROT_READ | PROT_WRITE) != 0) {
