@@ -411,7 +411,7 @@ uint32_t md_slot_get(uint32_t pages_needed, bool unguarded)
  * back that end, not a lazily grown arena, keeps the arena one range
  * (page-indexed metadata, one VMA for the nonlinear backend) and costs
  * nothing until such a block comes. */
-bool md_arena_give_back(size_t bytes)
+bool md_arena_give_back(size_t bytes, bool evict)
 {
     MD_DCHECK(md_heap_lock_mine());
     size_t want = (bytes + MD_PAGE - 1) >> MD_PAGE_SHIFT;
@@ -420,7 +420,7 @@ bool md_arena_give_back(size_t bytes)
      * part of it (pool_put).  Quarantined and kept slots at its edge
      * lengthen it once they go back. */
     while (md_heap.total_pages - md_heap.bump_page < want)
-        if (!md_quarantine_evict_one() && !flush_kept()) return false;
+        if (!evict || (!md_quarantine_evict_one() && !flush_kept())) return false;
     uint32_t keep = md_heap.total_pages - (uint32_t)want;
     uintptr_t lo = md_page_addr(keep), hi = md_heap.base + md_heap.size;
     /* Lookups stop taking the range for the arena's before it is unmapped

@@ -149,10 +149,10 @@ uint32_t md_class_pages(uint32_t cls) MEMDBG_HIDDEN;
 uint32_t md_slot_get(uint32_t pages_needed, bool unguarded) MEMDBG_HIDDEN; /* 0 = no space */
 void md_arena_init(void) MEMDBG_HIDDEN;
 /* With the heap lock, under an address-space limit: unmap at least bytes
- * of the arena's never-used tail (ending the quarantine of the oldest
- * blocks to make one if needed) so that a block of its own mapping fits;
- * false, with nothing unmapped, when the tail cannot be that long. */
-bool md_arena_give_back(size_t bytes) MEMDBG_HIDDEN;
+ * of the arena's never-used tail (with evict, ending the quarantine of the
+ * oldest blocks to make one if needed) so that a block of its own mapping
+ * fits; false, with nothing unmapped, when the tail cannot be that long. */
+bool md_arena_give_back(size_t bytes, bool evict) MEMDBG_HIDDEN;
 static inline bool md_in_arena(uintptr_t a) {
     return a - md_heap.base < md_heap.size;
 }
@@ -166,6 +166,11 @@ struct md_slot *md_direct_slot_of(uintptr_t a) MEMDBG_HIDDEN;
 uint32_t md_direct_map(size_t size, size_t align, uintptr_t *user) MEMDBG_HIDDEN;
 /* With the heap lock, at free: its memory goes back, its range faults. */
 void md_direct_retire(struct md_slot *s) MEMDBG_HIDDEN;
+/* With the heap lock: live block s of its own mapping grown to size bytes
+ * (aligned to align) by moving its pages (mremap) instead of copying them,
+ * its bytes kept; s->user is the new address (the old range is unmapped);
+ * returns it, or 0 with nothing changed (protect_below: always). */
+uintptr_t md_direct_grow(struct md_slot *s, size_t size, size_t align) MEMDBG_HIDDEN;
 /* a is in the arena or in a block's own mapping */
 static inline bool md_in_heap(uintptr_t a) {
     return md_in_arena(a) || (md_direct_count && md_direct_slot_of(a));

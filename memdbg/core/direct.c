@@ -77,6 +77,21 @@ static struct direct_map *free_entry(void)
     return oldest;
 }
 
+/* Under an address-space limit, room for a mapping of `bytes` more: when
+ * the limit leaves less, the arena gives its unused end back, HEADROOM
+ * more where it has that without ending any block's quarantine, else just
+ * what is missing.  A MiB more covers mappings that threads make
+ * meanwhile outside memdbg.  Nothing to do without a limit, or when the
+ * arena cannot give enough (the mapping then fails as it would have). */
+static void make_room(size_t bytes)
+{
+    if (!address_space_limited()) return;
+    size_t room = md_as_room(), need = bytes + ((size_t)1 << 20);
+    if (room >= need + HEADROOM) return;
+    if (md_arena_give_back(need + HEADROOM - room, false)) return;
+    if (room < need) md_arena_give_back(need - room, true);
+}
+
 uint32_t md_direct_map(size_t size, size_t align, uintptr_t *user)
 {
     MD_DCHECK(md_heap_lock_mine());
@@ -88,16 +103,8 @@ uint32_t md_direct_map(size_t size, size_t align, uintptr_t *user)
     /* an entry used before keeps its record: at most DIRECT_MAX records
      * ever, whatever the number of such blocks over the run */
     if (!m->id && md_heap.nslots + 1 >= md_heap.max_slots) { errno = ENOMEM; return 0; }
+    make_room(data + MD_PAGE);
     char *p = mmap(0, data + MD_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED && errno == ENOMEM && address_space_limited()) {
-        /* The limit, not the kernel's memory: the arena's unused end goes
-         * back (with a MiB to spare for mappings made meanwhile by threads
-         * outside memdbg), and HEADROOM more where the arena has it, and
-         * the mapping is tried again. */
-        size_t room = md_as_room(), need = data + MD_PAGE + ((size_t)1 << 20);
-        if (room < need && (md_arena_give_back(need - room + HEADROOM) || md_arena_give_back(need - room)))
-            p = mmap(0, data + MD_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    }
     if (p == MAP_FAILED) { errno = ENOMEM; return 0; }
     char *d = md_opt.protect_below ? p + MD_PAGE : p;
     if (mprotect(d, data, PROT_READ | PROT_WRITE) != 0) {
@@ -122,6 +129,41 @@ uint32_t md_direct_map(size_t size, size_t align, uintptr_t *user)
     if (k > md_direct_count) __atomic_store_n(&md_direct_count, k, __ATOMIC_RELEASE);
     *user = u;
     return id;
+}
+
+uintptr_t md_direct_grow(struct md_slot *s, size_t size, size_t align)
+{
+    MD_DCHECK(md_heap_lock_mine());
+    if (md_opt.protect_below || size <= s->size || size > (SIZE_MAX >> 2)) return 0;
+    uint32_t id = (uint32_t)(s - md_heap.slots);
+    struct direct_map *m = 0;
+    for (uint32_t i = 0; i < md_direct_count && !m; i++)
+        if (maps[i].id == id && maps[i].hi) m = &maps[i];
+    if (!m) return 0;
+    size_t a = align > MD_PAGE ? align : 0;
+    size_t data = m->hi - m->lo - MD_PAGE, data2 = ((size + MD_PAGE - 1) & ~(MD_PAGE - 1)) + a;
+    uintptr_t lo = m->lo, user_off = s->user - lo;
+    /* Lookups without the lock skip the block while its mapping moves. */
+    __atomic_store_n(&m->hi, 0, __ATOMIC_RELEASE);
+    /* The data pages are one VMA and the guard page another: the data
+     * VMA grows by the new size and a page, moving (its guard page is in
+     * the way), and its last page becomes the guard. */
+    make_room(data2 + MD_PAGE - data);
+    char *q = mremap((void *)lo, data, data2 + MD_PAGE, MREMAP_MAYMOVE);
+    if (q == MAP_FAILED) {
+        __atomic_store_n(&m->hi, lo + data + MD_PAGE, __ATOMIC_RELEASE);
+        return 0;
+    }
+    munmap((void *)(lo + data), MD_PAGE);   /* the old guard page */
+    if (mprotect(q + data2, MD_PAGE, PROT_NONE) != 0)
+        munmap(q + data2, MD_PAGE);   /* a hole faults as well, until something is mapped there */
+    if (!align) align = 1;
+    uintptr_t user = ((uintptr_t)q + data2 - size) & ~(uintptr_t)(align - 1);
+    memmove((void *)user, q + user_off, s->size);
+    s->user = user;
+    __atomic_store_n(&m->lo, (uintptr_t)q, __ATOMIC_RELAXED);
+    __atomic_store_n(&m->hi, (uintptr_t)q + data2 + MD_PAGE, __ATOMIC_RELEASE);
+    return user;
 }
 
 void md_direct_retire(struct md_slot *s)

@@ -4,8 +4,8 @@
  * of the limit, so a 300 MiB block fits neither in it nor in what is left,
  * where glibc serves it; memdbg gives the arena's unused end back and maps
  * the block apart.  The program sets the limit and executes itself, so
- * memdbg starts under it.  Modes: ends, calls, again, grow, overflow,
- * leak, threads. */
+ * memdbg starts under it.  Modes: ends, calls, again, grow, growover,
+ * overflow, leak, threads. */
 
 // TEST: ulimit -v 512 MiB: a 300 MiB block is served, sized, realloc'd
 // RUN: %memdbg %t 524288 ends
@@ -32,6 +32,21 @@
 // CHECK-NOT: ERROR
 // CHECK-OUT: ^5 blocks of 300 MiB in turn$
 // CHECK-OUT: ^2400 blocks of 64 KiB$
+//
+// TEST: ulimit -v 512 MiB: realloc grows a 250 MiB block to 300 MiB, where a copy does not fit
+// RUN: %memdbg %t 524288 grow
+// EXIT: 0
+// CHECK-NOT: ERROR
+// CHECK-OUT: ^realloc 250 -> 300 MiB keeps the bytes, usable 314572800$
+// CHECK-OUT: ^realloc 300 -> 350 MiB keeps the bytes$
+//
+// TEST: ulimit -v 512 MiB: an overflow of a block realloc grew is caught at the access
+// RUN: %memdbg %t 524288 growover
+// EXIT: 1
+// CHECK-ERROR: heap-buffer-overflow
+// CHECK: is located 0 bytes after 314572800-byte region
+// CHECK-STACK: ^WRITE of size | poke | main
+// CHECK-STACK: ^allocated by thread | realloc | main
 //
 // TEST: ulimit -v 512 MiB: a one-byte overflow of a 300 MiB block is caught at the access
 // RUN: %memdbg %t 524288 overflow
@@ -129,6 +144,40 @@ static int calls(void)
     volatile size_t huge = SIZE_MAX / 2;
     void *none = malloc(huge);
     printf("SIZE_MAX/2: %s %s\n", none ? "not NULL" : "NULL", errno == ENOMEM ? "ENOMEM" : strerror(errno));
+    return 0;
+}
+
+/* realloc of a 250 MiB block (more than the arena, a mapping of its own)
+ * to 300 MiB: old and new do not fit at once (glibc moves its mapping
+ * instead of copying); every page's first byte is checked. */
+static char *grown(void)
+{
+    size_t n = 250 * MIB;
+    char *p = malloc(n);
+    if (!p) { printf("malloc 250 MiB: %s\n", strerror(errno)); return 0; }
+    for (size_t i = 0; i < n; i += 4096) p[i] = (char)(i >> 12);
+    p[n - 1] = 'z';
+    char *q = realloc(p, BIG);
+    if (!q) { printf("realloc 250 -> 300 MiB: %s\n", strerror(errno)); free(p); return 0; }
+    for (size_t i = 0; i < n; i += 4096)
+        if (q[i] != (char)(i >> 12)) { printf("byte %zu changed\n", i); return 0; }
+    if (q[n - 1] != 'z') { printf("last byte changed\n"); return 0; }
+    q[BIG - 1] = 'e';
+    return q;
+}
+
+static int grow(void)
+{
+    char *q = grown();
+    if (!q) return 3;
+    printf("realloc 250 -> 300 MiB keeps the bytes, usable %zu\n", malloc_usable_size(q));
+    char *r = realloc(q, 350 * MIB);
+    if (!r) { printf("realloc 300 -> 350 MiB: %s\n", strerror(errno)); return 3; }
+    if (r[0] == 0 && r[BIG - 1] == 'e') {
+        r[350 * MIB - 1] = 1;
+        printf("realloc 300 -> 350 MiB keeps the bytes\n");
+    }
+    free(r);
     return 0;
 }
 
@@ -235,6 +284,14 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "calls")) return calls();
     if (!strcmp(mode, "again")) return again();
     if (!strcmp(mode, "threads")) return threads();
+    if (!strcmp(mode, "grow")) return grow();
+    if (!strcmp(mode, "growover")) {
+        char *q = grown();
+        if (!q) return 3;
+        poke(q, BIG);
+        printf("not caught\n");
+        return 0;
+    }
     if (!strcmp(mode, "leak")) {
         lose_block();
         return 0;
