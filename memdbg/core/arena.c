@@ -270,18 +270,36 @@ static void set_total_pages(uint32_t pages)
     __atomic_store_n(&md_heap.size, (size_t)pages << MD_PAGE_SHIFT, __ATOMIC_RELEASE);
 }
 
+/* After a refused map_tail, the attempts to skip: while the range or the
+ * limit stays taken, each malloc that needs new address space would make
+ * two failing calls before the quarantine gives some back. */
+static uint32_t tail_skips;
+
+void md_arena_tail_retry(void)
+{
+    tail_skips = 0;
+}
+
 /* Map never-used address space after the arena's end again (after
  * md_arena_give_back), enough for `pages` more than the tail holds: a
- * guard step more where there is room, else just that. */
-static bool take_tail_back(uint32_t pages)
+ * guard step more where there is room, else just that.  force: even
+ * within the skips (the last try before ENOMEM). */
+static bool take_tail_back(uint32_t pages, bool force)
 {
     uint32_t max_pages = (uint32_t)(md_heap.max_size >> MD_PAGE_SHIFT), now = md_heap.total_pages;
     if (!md_heap.backend->map_tail || now >= max_pages) return false;
     uint32_t need = pages - (now - md_heap.bump_page);
     if (need > max_pages - now) return false;
+    if (tail_skips && !force) {
+        tail_skips--;
+        return false;
+    }
     uint32_t step = need + 16384 < max_pages - now ? need + 16384 : max_pages - now;
     if (md_heap.backend->map_tail(now, step) != 0) {
-        if (step == need || md_heap.backend->map_tail(now, need) != 0) return false;
+        if (step == need || md_heap.backend->map_tail(now, need) != 0) {
+            tail_skips = 255;
+            return false;
+        }
         step = need;
     }
     set_total_pages(now + step);
@@ -296,7 +314,7 @@ static uint32_t new_slot(uint32_t cls, uint32_t cap)
         if (!id) pool_put(first, cap);
         return id;
     }
-    if (cap > md_heap.total_pages - md_heap.bump_page && !take_tail_back(cap)) return 0;
+    if (cap > md_heap.total_pages - md_heap.bump_page && !take_tail_back(cap, false)) return 0;
     if (extend_guarded(md_heap.bump_page + cap) != 0) return 0;
     uint32_t id = slot_record(md_heap.bump_page, cls, cap);
     if (id) md_heap.bump_page += cap;
@@ -400,8 +418,11 @@ uint32_t md_slot_get(uint32_t pages_needed, bool unguarded)
             return id;
         }
         /* Out of address space: end the quarantine of the oldest blocks,
-         * then take back the pages recycle_pages keeps. */
-        if (!md_quarantine_evict_one() && (unguarded || !flush_kept())) return 0;
+         * then take back the pages recycle_pages keeps, then try the
+         * arena's end once more. */
+        if (!md_quarantine_evict_one() && (unguarded || !flush_kept())) {
+            if (cap <= md_heap.total_pages - md_heap.bump_page || !take_tail_back(cap, true)) return 0;
+        }
     }
 }
 

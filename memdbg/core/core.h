@@ -153,6 +153,9 @@ void md_arena_init(void) MEMDBG_HIDDEN;
  * oldest blocks to make one if needed) so that a block of its own mapping
  * fits; false, with nothing unmapped, when the tail cannot be that long. */
 bool md_arena_give_back(size_t bytes, bool evict) MEMDBG_HIDDEN;
+/* Address space after the arena may be free again (a block's own mapping
+ * went): the next block that needs room tries to map the arena's end. */
+void md_arena_tail_retry(void) MEMDBG_HIDDEN;
 static inline bool md_in_arena(uintptr_t a) {
     return a - md_heap.base < md_heap.size;
 }

@@ -154,7 +154,9 @@ uintptr_t md_direct_grow(struct md_slot *s, size_t size, size_t align)
         __atomic_store_n(&m->hi, lo + data + MD_PAGE, __ATOMIC_RELEASE);
         return 0;
     }
-    munmap((void *)(lo + data), MD_PAGE);   /* the old guard page */
+    /* the old guard page, unless the mapping grew in place over a hole
+     * where a guard could not be made */
+    if ((uintptr_t)q != lo) munmap((void *)(lo + data), MD_PAGE);
     if (mprotect(q + data2, MD_PAGE, PROT_NONE) != 0)
         munmap(q + data2, MD_PAGE);   /* a hole faults as well, until something is mapped there */
     if (!align) align = 1;
@@ -177,6 +179,7 @@ void md_direct_retire(struct md_slot *s)
         if (address_space_limited()) {
             __atomic_store_n(&maps[i].hi, 0, __ATOMIC_RELEASE);
             munmap((void *)lo, hi - lo);
+            md_arena_tail_retry();
         } else {
             /* the memory goes back, the range stays reserved and faults */
             mmap((void *)lo, hi - lo, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
