@@ -174,6 +174,11 @@ void md_direct_retire(struct md_slot *s) MEMDBG_HIDDEN;
  * its bytes kept; s->user is the new address (the old range is unmapped);
  * returns it, or 0 with nothing changed (protect_below: always). */
 uintptr_t md_direct_grow(struct md_slot *s, size_t size, size_t align) MEMDBG_HIDDEN;
+/* The freed block whose own mapping held a and was unmapped (under an
+ * address-space limit), while its record still describes it; NULL if
+ * none.  Only a fault on unmapped memory may take it for a's block: the
+ * range may hold another mapping by now. */
+struct md_slot *md_direct_gone_slot_of(uintptr_t a) MEMDBG_HIDDEN;
 /* a is in the arena or in a block's own mapping */
 static inline bool md_in_heap(uintptr_t a) {
     return md_in_arena(a) || (md_direct_count && md_direct_slot_of(a));

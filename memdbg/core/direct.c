@@ -10,7 +10,8 @@
  * PROT_NONE and their memory goes back, the address range stays reserved,
  * so a later access is a use after free of the block; under an
  * address-space limit, where the reserved range would count against the
- * program, it is unmapped instead.  When the table is full, the oldest
+ * program, it is unmapped instead, and its range is kept apart so that a
+ * fault there on unmapped memory (SEGV_MAPERR) still names the block.  When the table is full, the oldest
  * freed range is unmapped to make room.
  *
  * The table changes under the heap lock; the fault handler and lookups
@@ -34,6 +35,9 @@
 
 struct direct_map {
     uintptr_t lo, hi;   /* the whole mapping, guard page included; hi 0: none */
+    /* the range of a freed block that was unmapped (under a limit), kept
+     * for reports until the entry holds another block; gone_hi 0: none */
+    uintptr_t gone_lo, gone_hi;
     uint32_t id;        /* slot record */
     uint64_t freed_at;  /* order of its block's free (0: live) */
 };
@@ -47,6 +51,17 @@ struct md_slot *md_direct_slot_of(uintptr_t a)
     for (uint32_t i = 0; i < n; i++) {
         uintptr_t hi = __atomic_load_n(&maps[i].hi, __ATOMIC_ACQUIRE);
         uintptr_t lo = __atomic_load_n(&maps[i].lo, __ATOMIC_RELAXED);
+        if (a >= lo && a < hi) return &md_heap.slots[maps[i].id];
+    }
+    return 0;
+}
+
+struct md_slot *md_direct_gone_slot_of(uintptr_t a)
+{
+    uint32_t n = __atomic_load_n(&md_direct_count, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++) {
+        uintptr_t hi = __atomic_load_n(&maps[i].gone_hi, __ATOMIC_ACQUIRE);
+        uintptr_t lo = __atomic_load_n(&maps[i].gone_lo, __ATOMIC_RELAXED);
         if (a >= lo && a < hi) return &md_heap.slots[maps[i].id];
     }
     return 0;
@@ -123,6 +138,7 @@ uint32_t md_direct_map(size_t size, size_t align, uintptr_t *user)
     s->state = MD_SLOT_READY;
     m->id = id;
     m->freed_at = 0;
+    __atomic_store_n(&m->gone_hi, 0, __ATOMIC_RELEASE);   /* the record describes this block now */
     __atomic_store_n(&m->lo, (uintptr_t)p, __ATOMIC_RELAXED);
     __atomic_store_n(&m->hi, (uintptr_t)p + data + MD_PAGE, __ATOMIC_RELEASE);
     uint32_t k = (uint32_t)(m - maps) + 1;
@@ -177,6 +193,8 @@ void md_direct_retire(struct md_slot *s)
         uintptr_t lo = maps[i].lo, hi = maps[i].hi;
         maps[i].freed_at = ++frees;
         if (address_space_limited()) {
+            __atomic_store_n(&maps[i].gone_lo, lo, __ATOMIC_RELAXED);
+            __atomic_store_n(&maps[i].gone_hi, hi, __ATOMIC_RELEASE);
             __atomic_store_n(&maps[i].hi, 0, __ATOMIC_RELEASE);
             munmap((void *)lo, hi - lo);
             md_arena_tail_retry();

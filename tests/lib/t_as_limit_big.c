@@ -5,7 +5,7 @@
  * where glibc serves it; memdbg gives the arena's unused end back and maps
  * the block apart.  The program sets the limit and executes itself, so
  * memdbg starts under it.  Modes: ends, calls, again, grow, growover,
- * overflow, leak, threads. */
+ * uaf, overflow, leak, threads. */
 
 // TEST: ulimit -v 512 MiB: a 300 MiB block is served, sized, realloc'd
 // RUN: %memdbg %t 524288 ends
@@ -58,6 +58,16 @@
 // CHECK-STACK: ^allocated by thread | malloc | main
 // CHECK-OUT-NOT: not caught
 //
+// TEST: ulimit -v 512 MiB: a read of a freed 300 MiB block, whose range was unmapped, names the block
+// RUN: %memdbg %t 524288 uaf
+// EXIT: 1
+// CHECK-ERROR: heap-use-after-free
+// CHECK: ^READ of size 1 at
+// CHECK: is located 5 bytes inside of 314572800-byte region
+// CHECK-STACK: ^READ of size | peek | main
+// CHECK-STACK: ^freed by thread | free | main
+// CHECK-OUT-NOT: not caught
+//
 // TEST: ulimit -v 512 MiB: the leak check lists a lost 300 MiB block
 // RUN: %memdbg %t 524288 leak
 // EXIT: 1
@@ -86,6 +96,7 @@
 #define BIG (300 * MIB)
 
 __attribute__((noinline)) int poke(char *p, size_t i) { return p[i] = 1; }
+__attribute__((noinline)) int peek(const volatile char *p, size_t i) { return p[i]; }
 
 __attribute__((noinline)) void lose_block(void)
 {
@@ -294,6 +305,15 @@ int main(int argc, char **argv)
     }
     if (!strcmp(mode, "leak")) {
         lose_block();
+        return 0;
+    }
+    if (!strcmp(mode, "uaf")) {
+        char *p = malloc(BIG);
+        if (!p) { printf("malloc 300 MiB: %s\n", strerror(errno)); return 3; }
+        p[5] = 1;
+        free(p);
+        int v = peek(p, 5);
+        printf("not caught (%d)\n", v);
         return 0;
     }
     if (!strcmp(mode, "overflow")) {
