@@ -590,6 +590,42 @@ static void *realloc_to_libc(void *p, size_t size)
     return n;
 }
 
+/* realloc growing a block of its own mapping when the copy failed: an
+ * address-space limit leaves room for the growth but not for both blocks
+ * at once.  Its mapping moves and grows (mremap), as glibc's realloc does
+ * with its mapped chunks; the old address is then unmapped, not a guard.
+ * NULL (errno ENOMEM) when that fails too, or p is no such block. */
+static void *realloc_direct_grow(void *p, size_t size)
+{
+    md_in_runtime++;
+    struct md_stack stack;
+    md_stack_capture(&stack, md_opt.malloc_context_size);
+    md_heap_lock();
+    struct md_slot *s = md_slot_of_addr((uintptr_t)p);
+    uintptr_t user = 0;
+    size_t old = 0;
+    if (s && s->direct && s->state == MD_SLOT_LIVE && s->user == (uintptr_t)p &&
+        kinds_match(s->kind, MD_DEALLOC_REALLOC)) {
+        old = s->size;
+        user = md_direct_grow(s, size, block_alignment(size, 0, MD_KIND_MALLOC));
+    }
+    if (user) {
+        md_heap.live_bytes = md_heap.live_bytes - old + size;
+        if (md_heap.live_bytes > md_heap.peak_live_bytes) md_heap.peak_live_bytes = md_heap.live_bytes;
+        s->size = size;
+        s->alloc_stack = md_stack_id(&stack);   /* ASan names the realloc as the allocation */
+        s->alloc_tid = md_thread_id();
+    }
+    md_heap_unlock();
+    if (user && md_opt.malloc_fill_byte >= 0 && old < md_opt.max_malloc_fill_size) {
+        size_t lim = size < md_opt.max_malloc_fill_size ? size : md_opt.max_malloc_fill_size;
+        memset((void *)(user + old), md_opt.malloc_fill_byte, lim - old);
+    }
+    md_in_runtime--;
+    if (!user) errno = ENOMEM;
+    return (void *)user;
+}
+
 /* realloc moves the block unless it can keep its address (above): the old
  * address becomes a guard, so a pointer kept across realloc is caught as a
  * use-after-free. */
@@ -655,6 +691,7 @@ void *md_realloc(void *p, size_t size)
     }
     md_in_runtime--;
     void *n = alloc_guarded(size, 0, MD_KIND_MALLOC, false);
+    if (!n && size > old_size) return realloc_direct_grow(p, size);   /* NULL: the old block stays valid */
     if (!n) return 0;   /* the old block stays valid, errno is ENOMEM */
     memcpy(n, p, old_size < size ? old_size : size);
     md_free(p, MD_DEALLOC_REALLOC);

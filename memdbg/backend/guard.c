@@ -74,6 +74,20 @@ static int guard_map_arena(void)
     return p == MAP_FAILED ? -1 : 0;
 }
 
+/* The arena's end again after it went back: fresh pages, guarded ahead
+ * of the bump pointer like the rest (guard_range). */
+static int guard_map_tail(uint32_t page, uint32_t n)
+{
+    void *p = mmap((void *)md_page_addr(page), (size_t)n << MD_PAGE_SHIFT, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return -1;
+    if (p != (void *)md_page_addr(page)) {   /* a kernel that takes the flag for a hint */
+        munmap(p, (size_t)n << MD_PAGE_SHIFT);
+        return -1;
+    }
+    return 0;
+}
+
 static int guard_range(uint32_t page, uint32_t n)
 {
     return madv(md_page_addr(page), (size_t)n << MD_PAGE_SHIFT, MADV_GUARD_INSTALL);
@@ -151,6 +165,7 @@ const struct md_backend md_backend_guard MEMDBG_HIDDEN = {
     .name = "guard",
     .probe = guard_probe,
     .map_arena = guard_map_arena,
+    .map_tail = guard_map_tail,
     .guard_range = guard_range,
     /* A marker is a page-table entry, and fork copies every one (about
      * 50 ns each on 6.18): 64 MiB of markers ahead of the last slot cost

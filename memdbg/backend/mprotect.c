@@ -40,6 +40,19 @@ static int mprotect_map_arena(void)
     return 0;
 }
 
+/* The arena's end again after it went back: PROT_NONE like the rest. */
+static int mprotect_map_tail(uint32_t page, uint32_t n)
+{
+    void *p = mmap((void *)md_page_addr(page), (size_t)n << MD_PAGE_SHIFT, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return -1;
+    if (p != (void *)md_page_addr(page)) {   /* a kernel that takes the flag for a hint */
+        munmap(p, (size_t)n << MD_PAGE_SHIFT);
+        return -1;
+    }
+    return 0;
+}
+
 static int mprotect_guard_range(uint32_t page, uint32_t n)
 {
     (void)page; (void)n;   /* the whole arena starts PROT_NONE */
@@ -128,6 +141,7 @@ const struct md_backend md_backend_mprotect MEMDBG_HIDDEN = {
     .name = "mprotect",
     .probe = mprotect_probe,
     .map_arena = mprotect_map_arena,
+    .map_tail = mprotect_map_tail,
     .guard_range = mprotect_guard_range,
     .commit = mprotect_commit,
     .release = mprotect_release,

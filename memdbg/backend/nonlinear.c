@@ -88,6 +88,16 @@ static int nonlinear_map_arena(void)
     return 0;
 }
 
+/* The arena's end again after it went back: the arena's one VMA grows in
+ * place over it (a mapping of its own there would be a second VMA, which
+ * remap_file_pages calls could not span), showing the file's linear
+ * pages, which the memfd still has (it keeps its size). */
+static int nonlinear_map_tail(uint32_t page, uint32_t n)
+{
+    void *p = mremap((void *)md_heap.base, (size_t)page << MD_PAGE_SHIFT, (size_t)(page + n) << MD_PAGE_SHIFT, 0);
+    return p == MAP_FAILED ? -1 : 0;
+}
+
 static int nonlinear_guard_range(uint32_t page, uint32_t n)
 {
     md_compact_flush();
@@ -341,12 +351,16 @@ static int nonlinear_fork_prepare(bool mid_call)
     if (!mid_call) md_compact_flush();
     uint32_t extent = md_fp_extent();
     if (!live_bits) {
-        live_bits = md_reserve(((size_t)md_heap.total_pages / 64 + 1) * 8, "fork bitmap");
-        file_at = md_reserve((size_t)md_heap.total_pages * sizeof(uint32_t), "fork bitmap");
+        /* for the arena's size at start: its end may come back later */
+        size_t pages = md_heap.max_size >> MD_PAGE_SHIFT;
+        live_bits = md_reserve((pages / 64 + 1) * 8, "fork bitmap");
+        file_at = md_reserve(pages * sizeof(uint32_t), "fork bitmap");
     }
     int fd = md_memfd("memdbg-heap");
     if (fd < 0) return -1;
-    if (ftruncate(fd, (off_t)md_heap.size) != 0) { close(fd); return -1; }
+    /* the file as long as at start: file pages past an arena whose end
+     * went back (md_arena_give_back) may be shown below it */
+    if (ftruncate(fd, (off_t)md_heap.max_size) != 0) { close(fd); return -1; }
     bool from_fd = md_heap_fd_ok();
     /* Pages that are not mapped can be read from the memfd only. */
     copied_whole = mid_call && from_fd;
@@ -463,6 +477,7 @@ const struct md_backend md_backend_nonlinear MEMDBG_HIDDEN = {
     .name = "nonlinear",
     .probe = nonlinear_probe,
     .map_arena = nonlinear_map_arena,
+    .map_tail = nonlinear_map_tail,
     .guard_range = nonlinear_guard_range,
     .commit = nonlinear_commit,
     .release = nonlinear_release,

@@ -175,6 +175,7 @@ void md_arena_init(void)
 {
     size_t size = md_opt.arena_size;
     md_heap.size = size;
+    md_heap.max_size = size;
     md_heap.total_pages = (uint32_t)(size >> MD_PAGE_SHIFT);
     md_heap.max_slots = md_heap.total_pages / 2 + 1;
     md_heap.page_slot = md_reserve((size_t)md_heap.total_pages * sizeof(uint32_t), "page map");
@@ -259,6 +260,52 @@ static uint32_t slot_record(uint32_t first, uint32_t cls, uint32_t cap)
     return id;
 }
 
+/* New arena size in pages: total_pages and size change together, size
+ * with release order, as lookups without the lock read it (md_in_arena). */
+static void set_total_pages(uint32_t pages)
+{
+    md_heap.total_pages = pages;
+    if (md_heap.guarded_frontier > pages) md_heap.guarded_frontier = pages;
+    if (md_heap.guarding_to > pages) md_heap.guarding_to = pages;
+    __atomic_store_n(&md_heap.size, (size_t)pages << MD_PAGE_SHIFT, __ATOMIC_RELEASE);
+}
+
+/* After a refused map_tail, the attempts to skip: while the range or the
+ * limit stays taken, each malloc that needs new address space would make
+ * two failing calls before the quarantine gives some back. */
+static uint32_t tail_skips;
+
+void md_arena_tail_retry(void)
+{
+    tail_skips = 0;
+}
+
+/* Map never-used address space after the arena's end again (after
+ * md_arena_give_back), enough for `pages` more than the tail holds: a
+ * guard step more where there is room, else just that.  force: even
+ * within the skips (the last try before ENOMEM). */
+static bool take_tail_back(uint32_t pages, bool force)
+{
+    uint32_t max_pages = (uint32_t)(md_heap.max_size >> MD_PAGE_SHIFT), now = md_heap.total_pages;
+    if (!md_heap.backend->map_tail || now >= max_pages) return false;
+    uint32_t need = pages - (now - md_heap.bump_page);
+    if (need > max_pages - now) return false;
+    if (tail_skips && !force) {
+        tail_skips--;
+        return false;
+    }
+    uint32_t step = need + 16384 < max_pages - now ? need + 16384 : max_pages - now;
+    if (md_heap.backend->map_tail(now, step) != 0) {
+        if (step == need || md_heap.backend->map_tail(now, need) != 0) {
+            tail_skips = 255;
+            return false;
+        }
+        step = need;
+    }
+    set_total_pages(now + step);
+    return true;
+}
+
 static uint32_t new_slot(uint32_t cls, uint32_t cap)
 {
     uint32_t first = pool_take(cap);
@@ -267,7 +314,7 @@ static uint32_t new_slot(uint32_t cls, uint32_t cap)
         if (!id) pool_put(first, cap);
         return id;
     }
-    if (cap > md_heap.total_pages - md_heap.bump_page) return 0;
+    if (cap > md_heap.total_pages - md_heap.bump_page && !take_tail_back(cap, false)) return 0;
     if (extend_guarded(md_heap.bump_page + cap) != 0) return 0;
     uint32_t id = slot_record(md_heap.bump_page, cls, cap);
     if (id) md_heap.bump_page += cap;
@@ -371,7 +418,38 @@ uint32_t md_slot_get(uint32_t pages_needed, bool unguarded)
             return id;
         }
         /* Out of address space: end the quarantine of the oldest blocks,
-         * then take back the pages recycle_pages keeps. */
-        if (!md_quarantine_evict_one() && (unguarded || !flush_kept())) return 0;
+         * then take back the pages recycle_pages keeps, then try the
+         * arena's end once more. */
+        if (!md_quarantine_evict_one() && (unguarded || !flush_kept())) {
+            if (cap <= md_heap.total_pages - md_heap.bump_page || !take_tail_back(cap, true)) return 0;
+        }
     }
+}
+
+/* The arena is sized at start to leave the program a quarter of the room
+ * under an address-space limit: a block larger than that quarter (glibc
+ * would map it) fits only once the arena's unused end goes back.  Giving
+ * back that end, not a lazily grown arena, keeps the arena one range
+ * (page-indexed metadata, one VMA for the nonlinear backend) and costs
+ * nothing until such a block comes. */
+bool md_arena_give_back(size_t bytes, bool evict)
+{
+    MD_DCHECK(md_heap_lock_mine());
+    size_t want = (bytes + MD_PAGE - 1) >> MD_PAGE_SHIFT;
+    if (want >= md_heap.total_pages) return false;
+    /* The tail is [bump_page, total_pages): free ranges next to it are
+     * part of it (pool_put).  Quarantined and kept slots at its edge
+     * lengthen it once they go back. */
+    while (md_heap.total_pages - md_heap.bump_page < want)
+        if (!evict || (!md_quarantine_evict_one() && !flush_kept())) return false;
+    uint32_t keep = md_heap.total_pages - (uint32_t)want;
+    uintptr_t lo = md_page_addr(keep), hi = md_heap.base + md_heap.size;
+    /* Lookups stop taking the range for the arena's before it is unmapped
+     * and can hold another mapping. */
+    set_total_pages(keep);
+    if (munmap((void *)lo, hi - lo) != 0) {
+        set_total_pages((uint32_t)((hi - md_heap.base) >> MD_PAGE_SHIFT));
+        return false;
+    }
+    return true;
 }

@@ -68,8 +68,12 @@ struct md_heap {
     int fd;                    /* nonlinear: memfd of the heap (-1: private anonymous arena) */
     uint64_t fd_dev, fd_ino;   /* what fd must still be before it is used (md_fd_is) */
     uintptr_t base;            /* arena start */
-    size_t size;               /* arena bytes */
+    size_t size;               /* arena bytes now (less than max_size once its tail went back) */
     uint32_t total_pages;
+    /* The arena's size at start: its metadata (indexed by page) and the
+     * heap memfd keep this size; only the address range above size is
+     * given back (md_arena_give_back) and may be taken again. */
+    size_t max_size;
     uint32_t bump_page;        /* first never-used arena page */
     uint32_t guarded_frontier; /* arena pages below this are guarded up front */
     uint32_t guarding_to;      /* where the guard_range call under way ends (fork from a handler) */
@@ -144,6 +148,14 @@ uint32_t md_class_of(uint32_t pages) MEMDBG_HIDDEN;
 uint32_t md_class_pages(uint32_t cls) MEMDBG_HIDDEN;
 uint32_t md_slot_get(uint32_t pages_needed, bool unguarded) MEMDBG_HIDDEN; /* 0 = no space */
 void md_arena_init(void) MEMDBG_HIDDEN;
+/* With the heap lock, under an address-space limit: unmap at least bytes
+ * of the arena's never-used tail (with evict, ending the quarantine of the
+ * oldest blocks to make one if needed) so that a block of its own mapping
+ * fits; false, with nothing unmapped, when the tail cannot be that long. */
+bool md_arena_give_back(size_t bytes, bool evict) MEMDBG_HIDDEN;
+/* Address space after the arena may be free again (a block's own mapping
+ * went): the next block that needs room tries to map the arena's end. */
+void md_arena_tail_retry(void) MEMDBG_HIDDEN;
 static inline bool md_in_arena(uintptr_t a) {
     return a - md_heap.base < md_heap.size;
 }
@@ -157,6 +169,16 @@ struct md_slot *md_direct_slot_of(uintptr_t a) MEMDBG_HIDDEN;
 uint32_t md_direct_map(size_t size, size_t align, uintptr_t *user) MEMDBG_HIDDEN;
 /* With the heap lock, at free: its memory goes back, its range faults. */
 void md_direct_retire(struct md_slot *s) MEMDBG_HIDDEN;
+/* With the heap lock: live block s of its own mapping grown to size bytes
+ * (aligned to align) by moving its pages (mremap) instead of copying them,
+ * its bytes kept; s->user is the new address (the old range is unmapped);
+ * returns it, or 0 with nothing changed (protect_below: always). */
+uintptr_t md_direct_grow(struct md_slot *s, size_t size, size_t align) MEMDBG_HIDDEN;
+/* The freed block whose own mapping held a and was unmapped (under an
+ * address-space limit), while its record still describes it; NULL if
+ * none.  Only a fault on unmapped memory may take it for a's block: the
+ * range may hold another mapping by now. */
+struct md_slot *md_direct_gone_slot_of(uintptr_t a) MEMDBG_HIDDEN;
 /* a is in the arena or in a block's own mapping */
 static inline bool md_in_heap(uintptr_t a) {
     return md_in_arena(a) || (md_direct_count && md_direct_slot_of(a));
@@ -278,6 +300,10 @@ struct md_backend {
      * start certainly read as zeros (returned negative), or hold data
      * (positive); 0 when it cannot tell. */
     long (*file_extent)(const struct md_slot *s, uint32_t page, uint32_t n);
+    /* Map pages [page, page+n) past the arena's end again, as map_arena
+     * maps them, after md_arena_give_back unmapped them; -1 when the range
+     * is taken or refused (NULL: the arena does not grow back). */
+    int (*map_tail)(uint32_t page, uint32_t n);
 };
 bool md_heap_fd_ok(void) MEMDBG_HIDDEN;        /* md_heap.fd is still the heap's memfd */
 

@@ -53,7 +53,7 @@ static bool recoverable(const struct md_slot *s)
 
 void md_classify_addr(struct md_error_info *e, uintptr_t addr)
 {
-    struct md_slot *s = md_blame(addr);
+    struct md_slot *s = md_in_heap(addr) ? md_blame(addr) : md_direct_gone_slot_of(addr);
     e->slot = s;
     if (!s) {
         e->kind = MD_ERROR_UNKNOWN_CRASH;
@@ -134,7 +134,11 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 #endif
         md_report_fault_in_report(addr, pc);
     }
-    if (sent || !md_heap.initialized || !md_in_heap(addr)) {
+    /* a freed block's own mapping that was unmapped under an
+     * address-space limit: nothing is mapped there (SEGV_MAPERR) */
+    bool gone = !sent && md_heap.initialized && si->si_code == SEGV_MAPERR && !md_in_heap(addr) &&
+                md_direct_gone_slot_of(addr);
+    if (sent || !md_heap.initialized || (!md_in_heap(addr) && !gone)) {
         md_segv_chain(sig, si, ucv);
         return;
     }
