@@ -277,6 +277,16 @@ ALWAYS_INLINE void check_strcat(const char *fn, char *d, const char *s, size_t n
  * report's frame 0 is still the interceptor: md_capture_stack keeps the
  * outermost of memdbg's frames. */
 #define SLOW static __attribute__((noinline))
+/* This file is built with sibling calls on (memdbg/lib.mk), so that the
+ * fast path jumps to glibc's function instead of calling it; the call to
+ * the slow_ form must stay a call, or the interceptor's frame would be
+ * gone from a report: the empty asm after it keeps it one. */
+#define KEEP_FRAME(call)                     \
+    do {                                     \
+        __typeof__(call) kept_ = (call);     \
+        __asm__ volatile("" ::: "memory");   \
+        return kept_;                        \
+    } while (0)
 
 ALWAYS_INLINE bool ready(void)
 {
@@ -306,7 +316,7 @@ SLOW void *slow_memcpy(void *d, const void *s, size_t n)
 MEMDBG_API void *memcpy(void *d, const void *s, size_t n)
 {
     if (ready() && outside_arena(d) && outside_arena(s) && apart(d, s, n)) return REAL(R_MEMCPY, copy_fn)(d, s, n);
-    return slow_memcpy(d, s, n);
+    KEEP_FRAME(slow_memcpy(d, s, n));
 }
 
 SLOW void *slow_mempcpy(void *d, const void *s, size_t n)
@@ -319,7 +329,7 @@ SLOW void *slow_mempcpy(void *d, const void *s, size_t n)
 MEMDBG_API void *mempcpy(void *d, const void *s, size_t n)
 {
     if (ready() && outside_arena(d) && outside_arena(s) && apart(d, s, n)) return REAL(R_MEMPCPY, copy_fn)(d, s, n);
-    return slow_mempcpy(d, s, n);
+    KEEP_FRAME(slow_mempcpy(d, s, n));
 }
 
 SLOW void *slow_memmove(void *d, const void *s, size_t n)
@@ -335,7 +345,7 @@ SLOW void *slow_memmove(void *d, const void *s, size_t n)
 MEMDBG_API void *memmove(void *d, const void *s, size_t n)
 {
     if (ready() && outside_arena(d) && outside_arena(s)) return REAL(R_MEMMOVE, copy_fn)(d, s, n);
-    return slow_memmove(d, s, n);
+    KEEP_FRAME(slow_memmove(d, s, n));
 }
 
 SLOW void *slow_memset(void *d, int c, size_t n)
@@ -348,7 +358,7 @@ SLOW void *slow_memset(void *d, int c, size_t n)
 MEMDBG_API void *memset(void *d, int c, size_t n)
 {
     if (ready() && outside_arena(d)) return REAL(R_MEMSET, set_fn)(d, c, n);
-    return slow_memset(d, c, n);
+    KEEP_FRAME(slow_memset(d, c, n));
 }
 
 SLOW int slow_memcmp(const void *a, const void *b, size_t n)
@@ -364,7 +374,7 @@ SLOW int slow_memcmp(const void *a, const void *b, size_t n)
 MEMDBG_API int memcmp(const void *a, const void *b, size_t n)
 {
     if (ready() && outside_arena(a) && outside_arena(b)) return REAL(R_MEMCMP, cmp_fn)(a, b, n);
-    return slow_memcmp(a, b, n);
+    KEEP_FRAME(slow_memcmp(a, b, n));
 }
 
 SLOW void *slow_memchr(const void *s, int c, size_t n)
@@ -377,7 +387,7 @@ SLOW void *slow_memchr(const void *s, int c, size_t n)
 MEMDBG_API void *memchr(const void *s, int c, size_t n)
 {
     if (ready() && outside_arena(s)) return REAL(R_MEMCHR, chr_fn)(s, c, n);
-    return slow_memchr(s, c, n);
+    KEEP_FRAME(slow_memchr(s, c, n));
 }
 
 SLOW size_t slow_strlen(const char *s)
@@ -390,7 +400,7 @@ SLOW size_t slow_strlen(const char *s)
 MEMDBG_API size_t strlen(const char *s)
 {
     if (ready() && outside_arena(s)) return REAL(R_STRLEN, len_fn)(s);
-    return slow_strlen(s);
+    KEEP_FRAME(slow_strlen(s));
 }
 
 SLOW size_t slow_strnlen(const char *s, size_t max)
@@ -403,7 +413,7 @@ SLOW size_t slow_strnlen(const char *s, size_t max)
 MEMDBG_API size_t strnlen(const char *s, size_t max)
 {
     if (ready() && outside_arena(s)) return REAL(R_STRNLEN, nlen_fn)(s, max);
-    return slow_strnlen(s, max);
+    KEEP_FRAME(slow_strnlen(s, max));
 }
 
 SLOW int slow_strcmp(const char *a, const char *b)
@@ -416,7 +426,7 @@ SLOW int slow_strcmp(const char *a, const char *b)
 MEMDBG_API int strcmp(const char *a, const char *b)
 {
     if (ready() && outside_arena(a) && outside_arena(b)) return REAL(R_STRCMP, scmp_fn)(a, b);
-    return slow_strcmp(a, b);
+    KEEP_FRAME(slow_strcmp(a, b));
 }
 
 SLOW int slow_strncmp(const char *a, const char *b, size_t n)
@@ -429,7 +439,7 @@ SLOW int slow_strncmp(const char *a, const char *b, size_t n)
 MEMDBG_API int strncmp(const char *a, const char *b, size_t n)
 {
     if (ready() && outside_arena(a) && outside_arena(b)) return REAL(R_STRNCMP, sncmp_fn)(a, b, n);
-    return slow_strncmp(a, b, n);
+    KEEP_FRAME(slow_strncmp(a, b, n));
 }
 
 SLOW char *slow_strchr(const char *s, int c)
@@ -442,7 +452,7 @@ SLOW char *slow_strchr(const char *s, int c)
 MEMDBG_API char *strchr(const char *s, int c)
 {
     if (ready() && outside_arena(s)) return REAL(R_STRCHR, schr_fn)(s, c);
-    return slow_strchr(s, c);
+    KEEP_FRAME(slow_strchr(s, c));
 }
 
 SLOW char *slow_strrchr(const char *s, int c)
@@ -455,7 +465,7 @@ SLOW char *slow_strrchr(const char *s, int c)
 MEMDBG_API char *strrchr(const char *s, int c)
 {
     if (ready() && outside_arena(s)) return REAL(R_STRRCHR, schr_fn)(s, c);
-    return slow_strrchr(s, c);
+    KEEP_FRAME(slow_strrchr(s, c));
 }
 
 SLOW char *slow_strcpy(char *d, const char *s)
@@ -469,12 +479,9 @@ MEMDBG_API char *strcpy(char *d, const char *s)
 {
     if (ready() && outside_arena(d) && outside_arena(s)) {
         size_t n = REAL(R_STRLEN, len_fn)(s) + 1;   /* the overlap check needs it anyway */
-        if (apart(d, s, n)) {
-            REAL(R_MEMCPY, copy_fn)(d, s, n);
-            return d;
-        }
+        if (apart(d, s, n)) return REAL(R_MEMCPY, copy_fn)(d, s, n);   /* memcpy returns d */
     }
-    return slow_strcpy(d, s);
+    KEEP_FRAME(slow_strcpy(d, s));
 }
 
 SLOW char *slow_stpcpy(char *d, const char *s)
@@ -496,7 +503,7 @@ MEMDBG_API char *stpcpy(char *d, const char *s)
             return d + n - 1;
         }
     }
-    return slow_stpcpy(d, s);
+    KEEP_FRAME(slow_stpcpy(d, s));
 }
 
 MEMDBG_API char *strncpy(char *d, const char *s, size_t n)
