@@ -57,7 +57,9 @@ $(BUILD)/lib/obj/memdbg/report/json.o: $(BUILD)/.memdbg-version
 # calls to themselves, nor treat them as the C library's; without debug
 # information a report's frame 0 is the function (memcpy), not the helper
 # inlined into it (preload/strings.c).
-$(BUILD)/lib/obj/preload/strings.o: MD_CFLAGS += -fno-builtin -fno-tree-loop-distribute-patterns -g0
+# Sibling calls on: the fast path jumps to glibc's function (the file
+# keeps its calls into memdbg calls, KEEP_FRAME).
+$(BUILD)/lib/obj/preload/strings.o: MD_CFLAGS += -fno-builtin -fno-tree-loop-distribute-patterns -g0 -foptimize-sibling-calls
 
 # libmemdbg.so does not link libstdc++: every reference to it is weak
 # (preload/cxx.cc), the personality routine the exception tables name

@@ -12,6 +12,10 @@ extern "C" {
 void *md_alloc(size_t size, size_t align, int kind, bool zero) __attribute__((visibility("hidden")));
 void md_free(void *p, int dealloc) __attribute__((visibility("hidden")));
 void md_delete(void *p, int dealloc, size_t size, size_t align) __attribute__((visibility("hidden")));
+// sample_rate > 1: glibc's block for an unsampled new (NULL: the long
+// way), glibc's free for an unsampled delete (false: the long way)
+void *md_new_unsampled(size_t size) __attribute__((visibility("hidden")));
+bool md_delete_unsampled(void *p) __attribute__((visibility("hidden")));
 }
 
 // libmemdbg.so does not link libstdc++: mapping and relocating it cost
@@ -64,6 +68,10 @@ std::new_handler current_new_handler()
 // Throwing forms: retry through the new_handler, then std::bad_alloc.
 void *new_throw(std::size_t n, std::size_t align, int kind)
 {
+    if (!align) {
+        void *p = md_new_unsampled(n);
+        if (p) return p;
+    }
     for (;;) {
         void *p = md_alloc(n, align, kind, false);
         if (p) return p;
@@ -76,6 +84,10 @@ void *new_throw(std::size_t n, std::size_t align, int kind)
 // Nothrow forms: the same, with NULL where those throw.
 void *new_nothrow(std::size_t n, std::size_t align, int kind) noexcept
 {
+    if (!align) {
+        void *p = md_new_unsampled(n);
+        if (p) return p;
+    }
     for (;;) {
         void *p = md_alloc(n, align, kind, false);
         if (p) return p;
@@ -104,22 +116,28 @@ API void *operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t
 // Every delete goes through md_delete, which checks the size and
 // alignment the form states (none: NO_SIZE, 0) against the block's.
 constexpr std::size_t NO_SIZE = (std::size_t)-1;
-API void operator delete(void *p) noexcept { md_delete(p, MD_DEALLOC_DELETE, NO_SIZE, 0); }
-API void operator delete[](void *p) noexcept { md_delete(p, MD_DEALLOC_DELETE_ARRAY, NO_SIZE, 0); }
-API void operator delete(void *p, std::size_t n) noexcept { md_delete(p, MD_DEALLOC_DELETE, n, 0); }
-API void operator delete[](void *p, std::size_t n) noexcept { md_delete(p, MD_DEALLOC_DELETE_ARRAY, n, 0); }
-API void operator delete(void *p, const std::nothrow_t &) noexcept { md_delete(p, MD_DEALLOC_DELETE, NO_SIZE, 0); }
+namespace {
+inline void delete_block(void *p, int dealloc, std::size_t size, std::size_t align)
+{
+    if (!md_delete_unsampled(p)) md_delete(p, dealloc, size, align);
+}
+}  // namespace
+API void operator delete(void *p) noexcept { delete_block(p, MD_DEALLOC_DELETE, NO_SIZE, 0); }
+API void operator delete[](void *p) noexcept { delete_block(p, MD_DEALLOC_DELETE_ARRAY, NO_SIZE, 0); }
+API void operator delete(void *p, std::size_t n) noexcept { delete_block(p, MD_DEALLOC_DELETE, n, 0); }
+API void operator delete[](void *p, std::size_t n) noexcept { delete_block(p, MD_DEALLOC_DELETE_ARRAY, n, 0); }
+API void operator delete(void *p, const std::nothrow_t &) noexcept { delete_block(p, MD_DEALLOC_DELETE, NO_SIZE, 0); }
 API void operator delete[](void *p, const std::nothrow_t &) noexcept
-{ md_delete(p, MD_DEALLOC_DELETE_ARRAY, NO_SIZE, 0); }
+{ delete_block(p, MD_DEALLOC_DELETE_ARRAY, NO_SIZE, 0); }
 API void operator delete(void *p, std::align_val_t a) noexcept
-{ md_delete(p, MD_DEALLOC_DELETE, NO_SIZE, (std::size_t)a); }
+{ delete_block(p, MD_DEALLOC_DELETE, NO_SIZE, (std::size_t)a); }
 API void operator delete[](void *p, std::align_val_t a) noexcept
-{ md_delete(p, MD_DEALLOC_DELETE_ARRAY, NO_SIZE, (std::size_t)a); }
+{ delete_block(p, MD_DEALLOC_DELETE_ARRAY, NO_SIZE, (std::size_t)a); }
 API void operator delete(void *p, std::size_t n, std::align_val_t a) noexcept
-{ md_delete(p, MD_DEALLOC_DELETE, n, (std::size_t)a); }
+{ delete_block(p, MD_DEALLOC_DELETE, n, (std::size_t)a); }
 API void operator delete[](void *p, std::size_t n, std::align_val_t a) noexcept
-{ md_delete(p, MD_DEALLOC_DELETE_ARRAY, n, (std::size_t)a); }
+{ delete_block(p, MD_DEALLOC_DELETE_ARRAY, n, (std::size_t)a); }
 API void operator delete(void *p, std::align_val_t a, const std::nothrow_t &) noexcept
-{ md_delete(p, MD_DEALLOC_DELETE, NO_SIZE, (std::size_t)a); }
+{ delete_block(p, MD_DEALLOC_DELETE, NO_SIZE, (std::size_t)a); }
 API void operator delete[](void *p, std::align_val_t a, const std::nothrow_t &) noexcept
-{ md_delete(p, MD_DEALLOC_DELETE_ARRAY, NO_SIZE, (std::size_t)a); }
+{ delete_block(p, MD_DEALLOC_DELETE_ARRAY, NO_SIZE, (std::size_t)a); }

@@ -3,7 +3,12 @@
  * arguments (errno and return values as glibc documents them) and calls the
  * allocator in memdbg/alloc/heap.c, which guards the block or, with
  * sample_rate, hands most blocks to glibc's __libc_malloc and friends.  No
- * dlsym on the allocation path, so it works before constructors run. */
+ * dlsym on the allocation path, so it works before constructors run.
+ *
+ * With sample_rate > 1, malloc, calloc, realloc and free first try the
+ * unsampled path inline (md_take_unsampled, md_libc_owns_fast): a
+ * countdown or a few range compares, then glibc's function, so that an
+ * unsampled call costs a handful of instructions more than glibc's. */
 
 #include "alloc/alloc.h"
 #include <errno.h>
@@ -16,28 +21,57 @@ static bool is_pow2(size_t a) { return a && !(a & (a - 1)); }
 
 MEMDBG_API void *malloc(size_t size)
 {
+    /* malloc(0) goes the long way: allow_malloc_0 decides it */
+    if (__builtin_expect(size != 0, 1) && md_take_unsampled()) return __libc_malloc(size);
     return md_alloc(size, 0, MD_KIND_MALLOC, false);
 }
 
 MEMDBG_API void free(void *p)
 {
+    if (md_libc_owns_fast(p)) {
+        __libc_free(p);
+        return;
+    }
     md_free(p, MD_DEALLOC_FREE);
 }
 
 MEMDBG_API void cfree(void *p)
 {
+    if (md_libc_owns_fast(p)) {
+        __libc_free(p);
+        return;
+    }
     md_free(p, MD_DEALLOC_FREE);
+}
+
+/* The same two paths for operator new and delete (preload/cxx.cc), which
+ * cannot include the allocator's C headers: NULL and false mean "the long
+ * way". */
+MEMDBG_HIDDEN void *md_new_unsampled(size_t size)
+{
+    if (__builtin_expect(size != 0, 1) && md_take_unsampled()) return __libc_malloc(size);
+    return 0;
+}
+
+MEMDBG_HIDDEN bool md_delete_unsampled(void *p)
+{
+    if (!md_libc_owns_fast(p)) return false;
+    __libc_free(p);
+    return true;
 }
 
 MEMDBG_API void *calloc(size_t n, size_t size)
 {
     size_t total;
     if (__builtin_mul_overflow(n, size, &total)) { errno = ENOMEM; return 0; }
+    if (__builtin_expect(total != 0, 1) && md_take_unsampled()) return __libc_calloc(n, size);
     return md_alloc(total, 0, MD_KIND_MALLOC, true);
 }
 
 MEMDBG_API void *realloc(void *p, size_t size)
 {
+    /* glibc's block staying glibc's; realloc(p, 0) frees, the long way */
+    if (p && size && md_libc_owns_fast(p) && md_take_unsampled()) return __libc_realloc(p, size);
     return md_realloc(p, size);
 }
 
@@ -88,6 +122,7 @@ MEMDBG_API void *pvalloc(size_t size)
 
 MEMDBG_API size_t malloc_usable_size(void *p)
 {
+    if (p && md_libc_owns_fast(p)) return md_libc_usable_size(p);
     return md_usable_size(p);
 }
 

@@ -268,23 +268,71 @@ ALWAYS_INLINE void check_strcat(const char *fn, char *d, const char *s, size_t n
     check_range(d + dlen, slen + 1, WRITE);
 }
 
-/* ---- the functions ---- */
+/* ---- the functions ----
+ * The common call touches no block of the arena (with sampling on, almost
+ * none does): each function tests that inline, with the few loads it
+ * takes, and calls the C library's function; everything else (start-up,
+ * memdbg's own calls, checks, reports) is in its slow_ form, which is
+ * kept out of line so that the fast path saves and restores nothing.  A
+ * report's frame 0 is still the interceptor: md_capture_stack keeps the
+ * outermost of memdbg's frames. */
+#define SLOW static __attribute__((noinline))
+/* This file is built with sibling calls on (memdbg/lib.mk), so that the
+ * fast path jumps to glibc's function instead of calling it; the call to
+ * the slow_ form must stay a call, or the interceptor's frame would be
+ * gone from a report: the empty asm after it keeps it one. */
+#define KEEP_FRAME(call)                     \
+    do {                                     \
+        __typeof__(call) kept_ = (call);     \
+        __asm__ volatile("" ::: "memory");   \
+        return kept_;                        \
+    } while (0)
 
-MEMDBG_API void *memcpy(void *d, const void *s, size_t n)
+ALWAYS_INLINE bool ready(void)
+{
+    return __builtin_expect(__atomic_load_n(&resolved, __ATOMIC_ACQUIRE), 1);
+}
+
+/* before start-up the arena is empty: every address is outside */
+ALWAYS_INLINE bool outside_arena(const void *p)
+{
+    return __builtin_expect((uintptr_t)p - md_heap.base >= md_heap.size, 1);
+}
+
+/* two ranges of n bytes do not overlap (what check_overlap reports) */
+ALWAYS_INLINE bool apart(const void *a, const void *b, size_t n)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return !n || x >= y + n || y >= x + n;
+}
+
+SLOW void *slow_memcpy(void *d, const void *s, size_t n)
 {
     if (!resolve()) return loop_memmove(d, s, n);
     if (checking()) check_copy("memcpy", d, s, n);
     return REAL(R_MEMCPY, copy_fn)(d, s, n);
 }
 
-MEMDBG_API void *mempcpy(void *d, const void *s, size_t n)
+MEMDBG_API void *memcpy(void *d, const void *s, size_t n)
+{
+    if (ready() && outside_arena(d) && outside_arena(s) && apart(d, s, n)) return REAL(R_MEMCPY, copy_fn)(d, s, n);
+    KEEP_FRAME(slow_memcpy(d, s, n));
+}
+
+SLOW void *slow_mempcpy(void *d, const void *s, size_t n)
 {
     if (!resolve()) return (char *)loop_memmove(d, s, n) + n;
     if (checking()) check_copy("mempcpy", d, s, n);
     return REAL(R_MEMPCPY, copy_fn)(d, s, n);
 }
 
-MEMDBG_API void *memmove(void *d, const void *s, size_t n)
+MEMDBG_API void *mempcpy(void *d, const void *s, size_t n)
+{
+    if (ready() && outside_arena(d) && outside_arena(s) && apart(d, s, n)) return REAL(R_MEMPCPY, copy_fn)(d, s, n);
+    KEEP_FRAME(slow_mempcpy(d, s, n));
+}
+
+SLOW void *slow_memmove(void *d, const void *s, size_t n)
 {
     if (!resolve()) return loop_memmove(d, s, n);
     if (checking()) {
@@ -294,14 +342,26 @@ MEMDBG_API void *memmove(void *d, const void *s, size_t n)
     return REAL(R_MEMMOVE, copy_fn)(d, s, n);
 }
 
-MEMDBG_API void *memset(void *d, int c, size_t n)
+MEMDBG_API void *memmove(void *d, const void *s, size_t n)
+{
+    if (ready() && outside_arena(d) && outside_arena(s)) return REAL(R_MEMMOVE, copy_fn)(d, s, n);
+    KEEP_FRAME(slow_memmove(d, s, n));
+}
+
+SLOW void *slow_memset(void *d, int c, size_t n)
 {
     if (!resolve()) return loop_memset(d, c, n);
     if (checking()) check_range(d, n, WRITE);
     return REAL(R_MEMSET, set_fn)(d, c, n);
 }
 
-MEMDBG_API int memcmp(const void *a, const void *b, size_t n)
+MEMDBG_API void *memset(void *d, int c, size_t n)
+{
+    if (ready() && outside_arena(d)) return REAL(R_MEMSET, set_fn)(d, c, n);
+    KEEP_FRAME(slow_memset(d, c, n));
+}
+
+SLOW int slow_memcmp(const void *a, const void *b, size_t n)
 {
     if (!resolve()) return loop_memcmp(a, b, n);
     if (checking()) {   /* the whole ranges, as ASan's strict_memcmp */
@@ -311,63 +371,120 @@ MEMDBG_API int memcmp(const void *a, const void *b, size_t n)
     return REAL(R_MEMCMP, cmp_fn)(a, b, n);
 }
 
-MEMDBG_API void *memchr(const void *s, int c, size_t n)
+MEMDBG_API int memcmp(const void *a, const void *b, size_t n)
+{
+    if (ready() && outside_arena(a) && outside_arena(b)) return REAL(R_MEMCMP, cmp_fn)(a, b, n);
+    KEEP_FRAME(slow_memcmp(a, b, n));
+}
+
+SLOW void *slow_memchr(const void *s, int c, size_t n)
 {
     if (!resolve()) return loop_memchr(s, c, n);
     if (checking()) return checked_memchr(s, c, n);
     return REAL(R_MEMCHR, chr_fn)(s, c, n);
 }
 
-MEMDBG_API size_t strlen(const char *s)
+MEMDBG_API void *memchr(const void *s, int c, size_t n)
+{
+    if (ready() && outside_arena(s)) return REAL(R_MEMCHR, chr_fn)(s, c, n);
+    KEEP_FRAME(slow_memchr(s, c, n));
+}
+
+SLOW size_t slow_strlen(const char *s)
 {
     if (!resolve()) return loop_strnlen(s, SIZE_MAX);
     if (checking()) return checked_strnlen(s, SIZE_MAX);
     return REAL(R_STRLEN, len_fn)(s);
 }
 
-MEMDBG_API size_t strnlen(const char *s, size_t max)
+MEMDBG_API size_t strlen(const char *s)
+{
+    if (ready() && outside_arena(s)) return REAL(R_STRLEN, len_fn)(s);
+    KEEP_FRAME(slow_strlen(s));
+}
+
+SLOW size_t slow_strnlen(const char *s, size_t max)
 {
     if (!resolve()) return loop_strnlen(s, max);
     if (checking()) return checked_strnlen(s, max);
     return REAL(R_STRNLEN, nlen_fn)(s, max);
 }
 
-MEMDBG_API int strcmp(const char *a, const char *b)
+MEMDBG_API size_t strnlen(const char *s, size_t max)
+{
+    if (ready() && outside_arena(s)) return REAL(R_STRNLEN, nlen_fn)(s, max);
+    KEEP_FRAME(slow_strnlen(s, max));
+}
+
+SLOW int slow_strcmp(const char *a, const char *b)
 {
     if (!resolve()) return loop_strncmp(a, b, SIZE_MAX);
     if (checking()) return checked_strncmp(a, b, SIZE_MAX);
     return REAL(R_STRCMP, scmp_fn)(a, b);
 }
 
-MEMDBG_API int strncmp(const char *a, const char *b, size_t n)
+MEMDBG_API int strcmp(const char *a, const char *b)
+{
+    if (ready() && outside_arena(a) && outside_arena(b)) return REAL(R_STRCMP, scmp_fn)(a, b);
+    KEEP_FRAME(slow_strcmp(a, b));
+}
+
+SLOW int slow_strncmp(const char *a, const char *b, size_t n)
 {
     if (!resolve()) return loop_strncmp(a, b, n);
     if (checking()) return checked_strncmp(a, b, n);
     return REAL(R_STRNCMP, sncmp_fn)(a, b, n);
 }
 
-MEMDBG_API char *strchr(const char *s, int c)
+MEMDBG_API int strncmp(const char *a, const char *b, size_t n)
+{
+    if (ready() && outside_arena(a) && outside_arena(b)) return REAL(R_STRNCMP, sncmp_fn)(a, b, n);
+    KEEP_FRAME(slow_strncmp(a, b, n));
+}
+
+SLOW char *slow_strchr(const char *s, int c)
 {
     if (!resolve()) return loop_strchr(s, c, false);
     if (checking()) check_strchr(s, c);
     return REAL(R_STRCHR, schr_fn)(s, c);
 }
 
-MEMDBG_API char *strrchr(const char *s, int c)
+MEMDBG_API char *strchr(const char *s, int c)
+{
+    if (ready() && outside_arena(s)) return REAL(R_STRCHR, schr_fn)(s, c);
+    KEEP_FRAME(slow_strchr(s, c));
+}
+
+SLOW char *slow_strrchr(const char *s, int c)
 {
     if (!resolve()) return loop_strchr(s, c, true);
     if (checking()) check_strchr(s, 0);   /* reads the whole string */
     return REAL(R_STRRCHR, schr_fn)(s, c);
 }
 
-MEMDBG_API char *strcpy(char *d, const char *s)
+MEMDBG_API char *strrchr(const char *s, int c)
+{
+    if (ready() && outside_arena(s)) return REAL(R_STRRCHR, schr_fn)(s, c);
+    KEEP_FRAME(slow_strrchr(s, c));
+}
+
+SLOW char *slow_strcpy(char *d, const char *s)
 {
     if (!resolve()) return loop_memmove(d, s, loop_strnlen(s, SIZE_MAX) + 1);
     if (checking()) check_strcpy("strcpy", d, s);
     return REAL(R_STRCPY, scpy_fn)(d, s);
 }
 
-MEMDBG_API char *stpcpy(char *d, const char *s)
+MEMDBG_API char *strcpy(char *d, const char *s)
+{
+    if (ready() && outside_arena(d) && outside_arena(s)) {
+        size_t n = REAL(R_STRLEN, len_fn)(s) + 1;   /* the overlap check needs it anyway */
+        if (apart(d, s, n)) return REAL(R_MEMCPY, copy_fn)(d, s, n);   /* memcpy returns d */
+    }
+    KEEP_FRAME(slow_strcpy(d, s));
+}
+
+SLOW char *slow_stpcpy(char *d, const char *s)
 {
     if (!resolve()) {
         size_t n = loop_strnlen(s, SIZE_MAX);
@@ -375,6 +492,18 @@ MEMDBG_API char *stpcpy(char *d, const char *s)
     }
     if (checking()) check_strcpy("stpcpy", d, s);
     return REAL(R_STPCPY, scpy_fn)(d, s);
+}
+
+MEMDBG_API char *stpcpy(char *d, const char *s)
+{
+    if (ready() && outside_arena(d) && outside_arena(s)) {
+        size_t n = REAL(R_STRLEN, len_fn)(s) + 1;   /* the overlap check needs it anyway */
+        if (apart(d, s, n)) {
+            REAL(R_MEMCPY, copy_fn)(d, s, n);
+            return d + n - 1;
+        }
+    }
+    KEEP_FRAME(slow_stpcpy(d, s));
 }
 
 MEMDBG_API char *strncpy(char *d, const char *s, size_t n)

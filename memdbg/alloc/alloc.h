@@ -44,6 +44,43 @@ static inline bool md_libc_owns(const void *p)
 {
     return md_opt.sample_rate > 1 && !md_in_heap((uintptr_t)p);
 }
+
+/* ---- the unsampled path of the entry points (preload/) ----
+ * Most calls with sampling on end in glibc; the entry points decide that
+ * inline and call glibc's own functions directly, without the chain
+ * through md_alloc and md_free, whose work (start-up, the re-entrancy
+ * guard, the stack check) these tests already cover. */
+extern void *__libc_malloc(size_t size);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_memalign(size_t align, size_t size);
+extern void *__libc_realloc(void *p, size_t size);
+extern void __libc_free(void *p);
+
+/* This allocation is an unsampled one that glibc serves, and the
+ * countdown has counted it.  A countdown above 1 exists only after
+ * start-up with sample_rate > 1 (it starts at 0 in every thread and
+ * after fork); inside memdbg allocations come from the internal pool. */
+static inline bool md_take_unsampled(void)
+{
+    uint32_t left = md_sample_countdown;
+    if (__builtin_expect(left > 1 && !md_in_runtime, 1)) {
+        md_sample_countdown = left - 1;
+        return true;
+    }
+    return false;
+}
+
+/* p is certainly an unsampled block for glibc to free: sampling is on,
+ * p is in neither the arena, a block's own mapping nor the internal pool,
+ * and it lies below the caller's frame, so it is no local variable of a
+ * live frame (md_free reports those).  false sends the call the long way,
+ * which decides every case. */
+static inline bool md_libc_owns_fast(const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    return md_opt.sample_rate > 1 && a - md_heap.base >= md_heap.size && !md_direct_count &&
+           !md_is_internal(p) && a < (uintptr_t)__builtin_frame_address(0);
+}
 void *md_libc_alloc(size_t size, size_t align, bool zero) MEMDBG_HIDDEN;
 void *md_libc_realloc(void *p, size_t size) MEMDBG_HIDDEN;
 void md_libc_free(void *p) MEMDBG_HIDDEN;

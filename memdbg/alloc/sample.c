@@ -21,12 +21,6 @@
 #include <pthread.h>
 #include <string.h>
 
-extern void *__libc_malloc(size_t size);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_memalign(size_t align, size_t size);
-extern void *__libc_realloc(void *p, size_t size);
-extern void __libc_free(void *p);
-
 MEMDBG_TLS uint32_t md_sample_countdown MEMDBG_HIDDEN;   /* 0: not drawn yet in this thread */
 static MEMDBG_TLS uint64_t rng_state;
 static uint64_t seed_counter;

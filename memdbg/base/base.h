@@ -90,7 +90,14 @@ void *md_reserve(size_t bytes, const char *what) MEMDBG_HIDDEN; /* guarded, lazi
 void *md_internal_alloc(size_t size, size_t align) MEMDBG_HIDDEN;
 void *md_internal_realloc(void *p, size_t size) MEMDBG_HIDDEN;
 size_t md_internal_usable(const void *p) MEMDBG_HIDDEN;
-bool md_is_internal(const void *p) MEMDBG_HIDDEN;
+extern uintptr_t md_internal_lo MEMDBG_HIDDEN;
+extern size_t md_internal_bytes MEMDBG_HIDDEN;
+/* p lies in the internal pool: two loads and a compare, since every free
+ * asks it first. */
+static inline bool md_is_internal(const void *p)
+{
+    return (uintptr_t)p - md_internal_lo < md_internal_bytes;
+}
 void md_reserve_dontdump_unwritten(int *calls_left) MEMDBG_HIDDEN;
 void md_internal_init(void) MEMDBG_HIDDEN;
 void md_internal_fork_child(void) MEMDBG_HIDDEN;

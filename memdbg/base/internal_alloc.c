@@ -20,6 +20,11 @@ static size_t pool_size;
 #define INTERNAL_POOL_SIZE pool_size
 
 static char *pool_base;
+/* The pool's range for md_is_internal, which every free tests inline:
+ * both 0 until the pool exists, and the size is published after the
+ * base, so a racing reader never sees a range starting at 0. */
+uintptr_t md_internal_lo;
+size_t md_internal_bytes;
 static size_t pool_used;
 static bool pool_lock;
 
@@ -95,6 +100,8 @@ static void pool_init(void)
      * on pages becoming resident only where they are written; with
      * transparent huge pages always on, every table would cost 2 MiB. */
     madvise(pool_base, want, MADV_NOHUGEPAGE);
+    __atomic_store_n(&md_internal_lo, (uintptr_t)pool_base, __ATOMIC_RELAXED);
+    __atomic_store_n(&md_internal_bytes, want, __ATOMIC_RELEASE);
 }
 
 /* In a fork child no other thread holds the pool lock; a holder in this
@@ -126,11 +133,6 @@ void *md_internal_alloc(size_t size, size_t align)
     }
     __atomic_clear(&pool_lock, __ATOMIC_RELEASE);
     return r;
-}
-
-bool md_is_internal(const void *p)
-{
-    return pool_base && (uintptr_t)p - (uintptr_t)pool_base < INTERNAL_POOL_SIZE;
 }
 
 size_t md_internal_usable(const void *p)

@@ -6,7 +6,14 @@
 #include <stddef.h>
 #include <string.h>
 
+/* The bucket table grows by doubling, from DEPOT_BUCKETS_MIN to
+ * DEPOT_BUCKETS, keeping about one entry per bucket: a new stack's bucket
+ * is a random entry of the table, and a table of a million buckets
+ * touched at random makes a page fault of most of the first thousand
+ * stacks (27 us each on a VM host), when a sampled run stores a few
+ * hundred stacks in all.  Its address space is reserved whole. */
 #define DEPOT_BUCKETS (1u << 20)
+#define DEPOT_BUCKETS_MIN (1u << 10)
 /* Address space (lazily backed; it counts against `ulimit -v`): a 64th of
  * arena_size, between 64 MiB (16 MiB under a limit) and 1 GiB, about 7
  * million 16-frame stacks (md_depot_bytes, as_limit.c). */
@@ -23,6 +30,8 @@ struct depot_entry {
 };
 
 static uint32_t *buckets;
+static uint32_t nbuckets = DEPOT_BUCKETS_MIN;   /* in use: a power of two */
+static uint32_t nentries;
 static char *store;
 static size_t store_used = 8;   /* id 0 means "no stack" */
 
@@ -45,11 +54,37 @@ static uint64_t hash_frames(const uintptr_t *f, int n)
     return h;
 }
 
+static struct depot_entry *entry(uint32_t id)
+{
+    return (struct depot_entry *)(store + (size_t)id * 8);
+}
+
+/* Doubles the table in place: bucket i's chain splits between i and
+ * i + nbuckets by the next bit of each entry's hash. */
+static void grow_buckets(void)
+{
+    uint32_t old = nbuckets;
+    for (uint32_t i = 0; i < old; i++) {
+        uint32_t stay = 0, move = 0;
+        for (uint32_t id = buckets[i]; id; ) {
+            struct depot_entry *e = entry(id);
+            uint32_t next = e->next;
+            uint32_t *head = (e->hash & old) ? &move : &stay;
+            e->next = *head;
+            *head = id;
+            id = next;
+        }
+        buckets[i] = stay;
+        buckets[i + old] = move;
+    }
+    nbuckets = old * 2;
+}
+
 uint32_t md_depot_put(const uintptr_t *frames, int n)
 {
     if (n <= 0) return 0;
     uint64_t h = hash_frames(frames, n);
-    uint32_t *slot = &buckets[h & (DEPOT_BUCKETS - 1)];
+    uint32_t *slot = &buckets[h & (nbuckets - 1)];
     for (uint32_t id = *slot; id; ) {
         struct depot_entry *e = (struct depot_entry *)(store + (size_t)id * 8);
         if (e->hash == h && e->n == (uint32_t)n && memcmp(e->frames, frames, n * sizeof *frames) == 0)
@@ -67,6 +102,7 @@ uint32_t md_depot_put(const uintptr_t *frames, int n)
     memcpy(e->frames, frames, n * sizeof *frames);
     store_used += need;
     *slot = id;
+    if (++nentries > nbuckets && nbuckets < DEPOT_BUCKETS) grow_buckets();
     return id;
 }
 
