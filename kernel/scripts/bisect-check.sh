@@ -90,6 +90,7 @@ chgprot_test            *exec*                                         11  -
 chgprot_test            chg.einval_and_eacces                          11  -
 chgprot_test            *                                               9  -
 chgprot_stress_test     *                                              11  long
+nl_index_test           idx.*_vector                                   14  -
 nl_index_test           *                                              13  -
 nl_index_latency_test   *                                              13  -
 nl_index_copy_test      *                                              12  -
