@@ -30,7 +30,7 @@ MD_REPORT_SRCS := memdbg/report/report.c memdbg/report/fault.c memdbg/report/fro
                   memdbg/report/altstack.c memdbg/report/stats.c memdbg/report/stats_export.c \
                   memdbg/report/json.c memdbg/report/access.c
 MD_LIFECYCLE_SRCS := memdbg/lifecycle/init.c memdbg/lifecycle/fork.c memdbg/lifecycle/children.c
-MD_ALLOC_SRCS := memdbg/alloc/heap.c memdbg/alloc/sample.c memdbg/alloc/slot_cache.c memdbg/alloc/deferred_free.c \
+MD_ALLOC_SRCS := memdbg/alloc/heap.c memdbg/alloc/sample.c memdbg/alloc/sample_gap.c memdbg/alloc/slot_cache.c memdbg/alloc/deferred_free.c \
                  memdbg/alloc/freeze.c memdbg/alloc/leak_ignore.c memdbg/alloc/delete_check.c
 MD_LEAK_SRCS := memdbg/leak/leaks.c memdbg/leak/leak_roots.c memdbg/leak/suppressions.c \
                 memdbg/leak/lsan_api.c

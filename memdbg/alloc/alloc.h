@@ -26,6 +26,10 @@ void md_delete(void *p, int dealloc, size_t size, size_t align) MEMDBG_HIDDEN;
 /* ---- sampled guarding, the C library's allocator (sample.c) ---- */
 extern MEMDBG_TLS uint32_t md_sample_countdown MEMDBG_HIDDEN;
 bool md_sample_refill(void) MEMDBG_HIDDEN;
+/* The geometric gap (sample_gap.c): md_gap_scale(N) once, then each
+ * md_gap_draw(scale, 64 random bits) is a gap of at least 1 and mean N. */
+double md_gap_scale(uint64_t mean) MEMDBG_HIDDEN;
+uint32_t md_gap_draw(double scale, uint64_t random_bits) MEMDBG_HIDDEN;
 /* sample_rate > 1: whether this allocation goes to the guarded heap.
  * Without lock or system call: a per-thread countdown. */
 static inline bool md_sampled(void)

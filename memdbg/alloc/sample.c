@@ -19,7 +19,6 @@
 #include "alloc/alloc.h"
 #include <dlfcn.h>
 #include <pthread.h>
-#include <string.h>
 
 MEMDBG_TLS uint32_t md_sample_countdown MEMDBG_HIDDEN;   /* 0: not drawn yet in this thread */
 static MEMDBG_TLS uint64_t rng_state;
@@ -54,31 +53,12 @@ static uint64_t rng_next(void)
     return x * 0x2545f4914f6cdd1dull;
 }
 
-/* ln(x) for x > 0, without libm: x = m * 2^e with m in [1, 2), and
- * ln(m) = 2 atanh((m-1)/(m+1)) by its series (|t| <= 1/3, error < 1e-6,
- * plenty for spacing samples). */
-static double ln_positive(double x)
-{
-    uint64_t bits;
-    memcpy(&bits, &x, sizeof bits);
-    int e = (int)((bits >> 52) & 0x7ff) - 1023;
-    bits = (bits & ~(0x7ffull << 52)) | (1023ull << 52);
-    double m;
-    memcpy(&m, &bits, sizeof m);
-    double t = (m - 1) / (m + 1), t2 = t * t;
-    double series = t * (1 + t2 * (1.0 / 3 + t2 * (1.0 / 5 + t2 * (1.0 / 7 + t2 * (1.0 / 9 + t2 / 11)))));
-    return e * 0.6931471805599453 + 2 * series;
-}
-
-/* A geometric gap of mean N = sample_rate, at least 1:
- * 1 + floor(ln U / ln(1 - 1/N)) for U uniform in (0, 1]. */
+/* The gap to the next guarded allocation, of mean sample_rate. */
 static uint32_t draw_gap(void)
 {
-    static MEMDBG_TLS double scale;   /* 1 / ln(1 - 1/N), once per thread (options do not change) */
-    if (scale == 0) scale = 1 / ln_positive(1 - 1.0 / (double)md_opt.sample_rate);
-    double u = (double)((rng_next() >> 11) + 1) * (1.0 / 9007199254740992.0);   /* (0, 1] */
-    double g = ln_positive(u) * scale;
-    return g >= 4294967294.0 ? UINT32_MAX : (uint32_t)g + 1;
+    static MEMDBG_TLS double scale;   /* once per thread (options do not change) */
+    if (scale == 0) scale = md_gap_scale(md_opt.sample_rate);
+    return md_gap_draw(scale, rng_next());
 }
 
 bool md_sample_refill(void)

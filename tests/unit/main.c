@@ -21,7 +21,7 @@
 
 static const struct unit_case *const groups[] = {
     unit_options_cases, unit_suppressions_cases, unit_depot_cases, unit_modules_cases,
-    unit_pool_cases, unit_decode_cases, unit_report_cases,
+    unit_pool_cases, unit_decode_cases, unit_report_cases, unit_sample_gap_cases,
 };
 
 /* An exit status no test returns by accident: the test body ran to its end. */

@@ -23,6 +23,7 @@ extern const struct unit_case unit_modules_cases[];
 extern const struct unit_case unit_pool_cases[];
 extern const struct unit_case unit_decode_cases[];
 extern const struct unit_case unit_report_cases[];
+extern const struct unit_case unit_sample_gap_cases[];
 
 /* A failed check prints "#   file:line: what" and marks the test failed;
  * the test goes on, so one run shows every wrong row of a table. */

@@ -18,7 +18,7 @@ UNIT_LIB_SRCS := memdbg/base/options.c memdbg/base/options_table.c memdbg/base/o
                  memdbg/leak/suppressions.c memdbg/core/arena.c memdbg/core/direct.c memdbg/core/core_dump.c memdbg/core/blame.c memdbg/backend/nonlinear_pool.c \
                  memdbg/sys/x86_access.c memdbg/sys/fd.c memdbg/report/fault.c memdbg/report/frozen_fault.c memdbg/report/report.c memdbg/report/altstack.c \
                  memdbg/report/json.c memdbg/core/frozen.c memdbg/core/heap_lock.c \
-                 memdbg/stack/symbolize.c memdbg/stack/symformat.c
+                 memdbg/stack/symbolize.c memdbg/stack/symformat.c memdbg/alloc/sample_gap.c
 UNIT_INCLUDES := -Imemdbg -Itests/unit
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
@@ -43,7 +43,7 @@ $(BUILD)/tests/unit/obj/%.o: %.c tests/unit/unit.h $(MD_HEADERS) memdbg/base/opt
 	$(CC) $(UNIT_CFLAGS) -c $< -o $@
 
 $(UNIT_BIN): $(UNIT_OBJS) $(UNIT_LIB_OBJS)
-	$(CC) -o $@ $(UNIT_OBJS) $(UNIT_LIB_OBJS) $(MD_LDLIBS)
+	$(CC) -o $@ $(UNIT_OBJS) $(UNIT_LIB_OBJS) $(MD_LDLIBS) -lm
 
 # a module the module-table tests dlopen and dlclose
 $(BUILD)/tests/unit/mod_unit.so: tests/unit/mod_unit.c
