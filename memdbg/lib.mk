@@ -17,7 +17,7 @@ MD_LDLIBS := -lunwind -lpthread -ldl
 # on the built objects; docs/architecture.md says what each file holds).
 MD_BASE_SRCS := memdbg/base/out.c memdbg/base/log.c memdbg/base/options.c memdbg/base/options_table.c memdbg/base/internal_alloc.c \
                 memdbg/base/runtime.c memdbg/base/as_limit.c
-MD_SYS_SRCS := memdbg/sys/fd.c memdbg/sys/proc_maps.c memdbg/sys/madvise_vec.c memdbg/sys/x86_access.c memdbg/sys/pagemap.c
+MD_SYS_SRCS := memdbg/sys/fd.c memdbg/sys/proc_maps.c memdbg/sys/madvise_vec.c memdbg/sys/x86_access.c memdbg/sys/pagemap.c memdbg/sys/map_at.c
 MD_CORE_SRCS := memdbg/core/arena.c memdbg/core/direct.c memdbg/core/quarantine.c memdbg/core/heap_lock.c memdbg/core/padding.c memdbg/core/core_dump.c \
                 memdbg/core/frozen.c memdbg/core/blame.c
 MD_BACKEND_SRCS := memdbg/backend/select.c memdbg/backend/guard.c memdbg/backend/mprotect.c \

@@ -78,14 +78,7 @@ static int guard_map_arena(void)
  * of the bump pointer like the rest (guard_range). */
 static int guard_map_tail(uint32_t page, uint32_t n)
 {
-    void *p = mmap((void *)md_page_addr(page), (size_t)n << MD_PAGE_SHIFT, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) return -1;
-    if (p != (void *)md_page_addr(page)) {   /* a kernel that takes the flag for a hint */
-        munmap(p, (size_t)n << MD_PAGE_SHIFT);
-        return -1;
-    }
-    return 0;
+    return md_map_anon_at(md_page_addr(page), (size_t)n << MD_PAGE_SHIFT, PROT_READ | PROT_WRITE);
 }
 
 static int guard_range(uint32_t page, uint32_t n)

@@ -43,14 +43,7 @@ static int mprotect_map_arena(void)
 /* The arena's end again after it went back: PROT_NONE like the rest. */
 static int mprotect_map_tail(uint32_t page, uint32_t n)
 {
-    void *p = mmap((void *)md_page_addr(page), (size_t)n << MD_PAGE_SHIFT, PROT_NONE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) return -1;
-    if (p != (void *)md_page_addr(page)) {   /* a kernel that takes the flag for a hint */
-        munmap(p, (size_t)n << MD_PAGE_SHIFT);
-        return -1;
-    }
-    return 0;
+    return md_map_anon_at(md_page_addr(page), (size_t)n << MD_PAGE_SHIFT, PROT_NONE);
 }
 
 static int mprotect_guard_range(uint32_t page, uint32_t n)

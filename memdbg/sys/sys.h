@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Kernel interfaces that know nothing of the heap: descriptors,
- * /proc/self/maps and pagemap, madvise over many ranges, x86 instruction
- * decoding. */
+ * /proc/self/maps and pagemap, mappings at an exact address, madvise over
+ * many ranges, x86 instruction decoding. */
 #ifndef MEMDBG_SYS_H
 #define MEMDBG_SYS_H
 
@@ -14,6 +14,12 @@ long md_max_map_count(void) MEMDBG_HIDDEN;   /* vm.max_map_count */
 int md_memfd(const char *name) MEMDBG_HIDDEN;   /* at a high number, close-on-exec */
 void md_fd_identity(int fd, uint64_t *dev, uint64_t *ino) MEMDBG_HIDDEN;
 bool md_fd_is(int fd, uint64_t dev, uint64_t ino) MEMDBG_HIDDEN; /* still that file? */
+
+/* ---- a mapping at an exact address (map_at.c) ---- */
+/* Private anonymous, unreserved memory of protection prot at [addr,
+ * addr + len), only where nothing is mapped: 0, or -1 with nothing
+ * mapped. */
+int md_map_anon_at(uintptr_t addr, size_t len, int prot) MEMDBG_HIDDEN;
 
 /* ---- many ranges per kernel entry (madvise_vec.c) ---- */
 struct iovec;
