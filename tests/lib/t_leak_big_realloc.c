@@ -19,19 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "leak_helpers.h"
+
 static char *big;   /* the root that keeps the big block alive */
-
-__attribute__((noinline)) static void scrub_stack(void)
-{
-    volatile char junk[16384];
-    memset((char *)junk, 0, sizeof junk);
-}
-
-__attribute__((noinline)) static void lose(size_t n)
-{
-    char *p = malloc(n);
-    memset(p, 1, n);
-}
 
 __attribute__((noinline)) static void keep_in(size_t at, size_t n)
 {

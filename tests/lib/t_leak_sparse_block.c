@@ -27,23 +27,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "leak_helpers.h"
 #include <time.h>
 
 int __lsan_do_recoverable_leak_check(void) __attribute__((weak));
 
 static char *big;   /* the root that keeps the big block alive */
-
-__attribute__((noinline)) static void scrub_stack(void)
-{
-    volatile char junk[16384];
-    memset((char *)junk, 0, sizeof junk);
-}
-
-__attribute__((noinline)) static void lose(size_t n)
-{
-    char *p = malloc(n);
-    memset(p, 1, n);
-}
 
 int main(void)
 {
