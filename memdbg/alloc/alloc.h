@@ -24,17 +24,17 @@ void md_delete(void *p, int dealloc, size_t size, size_t align) MEMDBG_HIDDEN;
 
 
 /* ---- sampled guarding, the C library's allocator (sample.c) ---- */
-extern MEMDBG_TLS uint32_t md_sample_countdown MEMDBG_HIDDEN;
+extern MEMDBG_TLS uint64_t md_sample_countdown MEMDBG_HIDDEN;
 bool md_sample_refill(void) MEMDBG_HIDDEN;
 /* The geometric gap (sample_gap.c): md_gap_scale(N) once, then each
  * md_gap_draw(scale, 64 random bits) is a gap of at least 1 and mean N. */
 double md_gap_scale(uint64_t mean) MEMDBG_HIDDEN;
-uint32_t md_gap_draw(double scale, uint64_t random_bits) MEMDBG_HIDDEN;
+uint64_t md_gap_draw(double scale, uint64_t random_bits) MEMDBG_HIDDEN;
 /* sample_rate > 1: whether this allocation goes to the guarded heap.
  * Without lock or system call: a per-thread countdown. */
 static inline bool md_sampled(void)
 {
-    uint32_t left = md_sample_countdown;
+    uint64_t left = md_sample_countdown;
     if (left > 1) {
         md_sample_countdown = left - 1;
         return false;
@@ -66,7 +66,7 @@ extern void __libc_free(void *p);
  * after fork); inside memdbg allocations come from the internal pool. */
 static inline bool md_take_unsampled(void)
 {
-    uint32_t left = md_sample_countdown;
+    uint64_t left = md_sample_countdown;
     if (__builtin_expect(left > 1 && !md_in_runtime, 1)) {
         md_sample_countdown = left - 1;
         return true;

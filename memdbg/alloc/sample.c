@@ -20,7 +20,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 
-MEMDBG_TLS uint32_t md_sample_countdown MEMDBG_HIDDEN;   /* 0: not drawn yet in this thread */
+MEMDBG_TLS uint64_t md_sample_countdown MEMDBG_HIDDEN;   /* 0: not drawn yet in this thread */
 static MEMDBG_TLS uint64_t rng_state;
 static uint64_t seed_counter;
 static int atfork_state;   /* 0 none, 1 registering, 2 done */
@@ -54,7 +54,7 @@ static uint64_t rng_next(void)
 }
 
 /* The gap to the next guarded allocation, of mean sample_rate. */
-static uint32_t draw_gap(void)
+static uint64_t draw_gap(void)
 {
     static MEMDBG_TLS double scale;   /* once per thread (options do not change) */
     if (scale == 0) scale = md_gap_scale(md_opt.sample_rate);

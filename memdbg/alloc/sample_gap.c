@@ -52,10 +52,13 @@ double md_gap_scale(uint64_t mean)
     return mean > 1 ? 1 / ln_one_minus(1.0 / (double)mean) : 0;
 }
 
-uint32_t md_gap_draw(double scale, uint64_t random_bits)
+/* At most about 36.8 N (U >= 2^-53), so the 64-bit countdown never cuts
+ * a gap short and the mean stays N; the cap only guards against a scale
+ * that is not finite. */
+uint64_t md_gap_draw(double scale, uint64_t random_bits)
 {
     double u = (double)((random_bits >> 11) + 1) * (1.0 / 9007199254740992.0);   /* (0, 1] */
     double g = ln_positive(u) * scale;   /* >= 0: both factors are <= 0 */
     if (!(g > 0)) return 1;
-    return g >= 4294967294.0 ? UINT32_MAX : (uint32_t)g + 1;
+    return g >= 0x1p62 ? (uint64_t)1 << 62 : (uint64_t)g + 1;
 }
