@@ -38,12 +38,22 @@ static uint64_t rng_next(void)
 {
     uint64_t x = rng_state;
     if (!x) {
-        /* a seed per thread and per run: the thread pointer, a counter
-         * and the time stamp counter (no system call) */
-        x = md_thread_pointer() ^ (__atomic_add_fetch(&seed_counter, 1, __ATOMIC_RELAXED) * 0x9e3779b97f4a7c15ull);
+        uint64_t k = __atomic_add_fetch(&seed_counter, 1, __ATOMIC_RELAXED);
+        if (md_opt.sample_seed) {
+            /* sample_seed: the k-th thread's sequence, the same in every
+             * run (the splitmix64 finalizer spreads seed and k) */
+            x = (uint64_t)md_opt.sample_seed * 0x9e3779b97f4a7c15ull + k;
+            x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+            x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+            x ^= x >> 31;
+        } else {
+            /* a seed per thread and per run: the thread pointer, the
+             * counter and the time stamp counter (no system call) */
+            x = md_thread_pointer() ^ (k * 0x9e3779b97f4a7c15ull);
 #if defined(__x86_64__)
-        x ^= __builtin_ia32_rdtsc() << 17;
+            x ^= __builtin_ia32_rdtsc() << 17;
 #endif
+        }
         if (!x) x = 0x2545f4914f6cdd1dull;
     }
     x ^= x >> 12;
