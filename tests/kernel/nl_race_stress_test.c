@@ -757,4 +757,110 @@ TEST_F_TIMEOUT(race, fault_through_replaced_entry, 3600)
 	signal(SIGBUS, SIG_DFL);
 }
 
+/*
+ * --- a big remap while another thread streams through the range -------------
+ *
+ * With remaps under the mmap read lock, a reader keeps faulting pages of
+ * the range in while a remap of the whole range runs: through entries the
+ * remap has not replaced yet, and through the ones it has.  The remap must
+ * still finish, as it did when it held the lock for writing: pages that
+ * already show the new layout stay, and a zap resumes where the pass
+ * stopped instead of at the start.  Two cycles of four remaps must take
+ * less than STREAM_DEADLINE seconds in all (each takes 0.06-1.0 s in a
+ * TCG guest; with remaps that start over after every zap, one cycle took
+ * 7-20 s), and the layout must be right afterwards.
+ */
+#define STREAM_PAGES 16384
+#define STREAMERS 2
+#define STREAM_CYCLES 2
+/* Seconds for all remaps; the debug kernel (KASAN, lockdep) gets five times that */
+#define STREAM_DEADLINE 10.0
+
+static void *streamer(void *arg)
+{
+	size_t page = storm->page;
+	uint64_t sum = 0;
+
+	(void)arg;
+	while (!atomic_load(&storm->stop)) {
+		for (size_t i = 0; i < STREAM_PAGES && !atomic_load(&storm->stop); i++)
+			sum += *(volatile uint64_t *)(storm->map + i * page);
+		atomic_fetch_add(&storm->count[OP_READ], 1);
+	}
+	return (void *)(uintptr_t)sum;
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+TEST_F_TIMEOUT(race, remap_while_streaming, 900)
+{
+	static const struct { size_t pgoff; int prot; unsigned long flags; const char *what; } step[] = {
+		{ STREAM_PAGES, 0, 0, "to the second half of the file" },
+		{ 0, 0, 0, "back to the linear offsets" },
+		{ STREAM_PAGES, PROT_READ, MAP_CHGPROT, "read-only, to the second half" },
+		{ STREAM_PAGES, PROT_READ | PROT_WRITE, MAP_CHGPROT, "writable again" },
+	};
+	size_t page = nl_pagesize();
+	double deadline = STREAM_DEADLINE, total = 0;
+	pthread_t th[STREAMERS];
+	struct utsname u;
+
+	if (!nonlinear_supported())
+		SKIP(return, "no nonlinear remap_file_pages() on this kernel");
+	storm = calloc(1, sizeof(*storm));
+	ASSERT_NE(NULL, storm);
+	pthread_mutex_init(&storm->failure_lock, NULL);
+	storm->page = page;
+	storm->fd = nl_memfd("nl_stream", 2 * STREAM_PAGES, false);
+	ASSERT_LE(0, storm->fd);
+	ASSERT_EQ(0, nl_stamp_fd(storm->fd, 0, 2 * STREAM_PAGES, 0, false));
+	storm->map = mmap(NULL, STREAM_PAGES * page, PROT_READ | PROT_WRITE, MAP_SHARED, storm->fd, 0);
+	ASSERT_NE(MAP_FAILED, storm->map);
+	/* Nonlinear before the reader starts: the last page shows page 0 */
+	ASSERT_EQ(0, nl_remap(storm->map + (STREAM_PAGES - 1) * page, page, 0, 0, MAP_NONBLOCK));
+	if (!uname(&u) && strstr(u.release, "debug"))
+		deadline *= 5;
+	atomic_store(&storm->stop, false);
+	for (int t = 0; t < STREAMERS; t++)
+		ASSERT_EQ(0, pthread_create(&th[t], NULL, streamer, NULL));
+	for (size_t k = 0; k < STREAM_CYCLES * sizeof(step) / sizeof(step[0]); k++) {
+		size_t j = k % (sizeof(step) / sizeof(step[0]));
+		struct timespec t0;
+		double took;
+		int ret;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		ret = nl_remap(storm->map, STREAM_PAGES * page, step[j].prot, step[j].pgoff,
+			       step[j].flags);
+		took = seconds_since(&t0);
+		printf("# remap of %d pages %s while %d threads read them: %.3f s\n", STREAM_PAGES,
+		       step[j].what, STREAMERS, took);
+		EXPECT_EQ(0, ret);
+		total += took;
+	}
+	printf("# %.3f s in all (at most %.0f s)\n", total, deadline);
+	EXPECT_GT(deadline, total);
+	atomic_store(&storm->stop, true);
+	for (int t = 0; t < STREAMERS; t++)
+		pthread_join(th[t], NULL);
+	printf("# the readers made %ld passes\n", atomic_load(&storm->count[OP_READ]));
+	{
+		uint64_t *want = calloc(STREAM_PAGES, sizeof(*want));
+
+		ASSERT_NE(NULL, want);
+		for (size_t i = 0; i < STREAM_PAGES; i++)
+			want[i] = NL_STAMP(STREAM_PAGES + i, 0);
+		EXPECT_EQ(0, nl_check_pages(storm->map, STREAM_PAGES, want, false));
+		free(want);
+	}
+	munmap(storm->map, STREAM_PAGES * page);
+	close(storm->fd);
+}
+
 NL_HARNESS_MAIN
