@@ -241,4 +241,67 @@ TEST(remap_visible_on_other_cpu)
 	free(t);
 }
 
+/*
+ * mlock() steps over guard pages of a nonlinear vma.  Remaps run under
+ * the mmap read lock, as mlock()'s populate does, so another thread may
+ * turn a guard back into a page between the fault that met the guard and
+ * the check that it was one: mlock() must still succeed (it used to fail
+ * with ENOMEM then).
+ */
+struct flip {
+	char *map;
+	size_t page;
+	atomic_bool stop;
+	atomic_long flips, errors;
+};
+
+static void *guard_flipper(void *arg)
+{
+	struct flip *f = arg;
+
+	while (!atomic_load(&f->stop)) {
+		if (nl_remap(f->map, f->page, PROT_NONE, 2, MAP_CHGPROT) ||
+		    nl_remap(f->map, f->page, 0, 2, MAP_NONBLOCK))
+			atomic_fetch_add(&f->errors, 1);
+		atomic_fetch_add(&f->flips, 1);
+	}
+	return NULL;
+}
+
+TEST(mlock_while_guard_flips)
+{
+	struct flip *f = calloc(1, sizeof(*f));
+	long calls = 0, failed = 0;
+	int fd, first_errno = 0;
+	pthread_t th;
+	double end;
+
+	ASSERT_NE(NULL, f);
+	f->page = nl_pagesize();
+	fd = nl_memfd("nl_mlock_flip", 4, true);
+	ASSERT_LE(0, fd);
+	f->map = nl_map_with_hole(2 * f->page, fd);
+	ASSERT_NE(MAP_FAILED, f->map);
+	ASSERT_EQ(0, nl_remap(f->map, f->page, 0, 2, MAP_NONBLOCK));
+	ASSERT_EQ(0, pthread_create(&th, NULL, guard_flipper, f));
+	end = nl_now() + RUN_SECONDS;
+	while (nl_now() < end) {
+		if (mlock(f->map, 2 * f->page)) {
+			if (!failed++)
+				first_errno = errno;
+		}
+		munlock(f->map, 2 * f->page);
+		calls++;
+	}
+	atomic_store(&f->stop, true);
+	pthread_join(th, NULL);
+	TH_LOG("%ld mlock calls, %ld failed (first: %s); %ld guard flips", calls, failed,
+	       failed ? strerror(first_errno) : "none", atomic_load(&f->flips));
+	EXPECT_EQ(0, failed);
+	EXPECT_EQ(0, atomic_load(&f->errors));
+	munmap(f->map, 2 * f->page);
+	close(fd);
+	free(f);
+}
+
 NL_HARNESS_MAIN
