@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Runs inside one guest boot (kernel/scripts/vm-run.sh): the fault rate of
 # a thread next to guard remaps (bench_fault_remap), then the allocator's
 # multi-threaded workloads plain, under memdbg's nonlinear backend and

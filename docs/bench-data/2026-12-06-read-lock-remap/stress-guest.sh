@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Runs inside a debug-kernel guest: the race storm for NL_RACE_SECONDS
 # (default 1800), then the kernel log's reports (KASAN, lockdep, warnings,
 # BUG), which must be none.
