@@ -13,12 +13,18 @@
  *     until it finds it;
  *   - a hole punched at that page's offset: truncation zaps every alias;
  *   - MADV_REMOVE over a huge nonlinear mapping with one page table: the
- *     walk must cost what the page tables cost, not one step per page.
+ *     walk must cost what the page tables cost, not one step per page;
+ *   - remap_file_pages() of a 16 GiB range of a mapping while another
+ *     thread of the worker faults pages of the same mapping in, outside
+ *     the range, from another CPU: the remap holds mmap_lock only for
+ *     reading, the faults go on beside it, and it must still reschedule
+ *     between page tables.
  *
  * A busy host can keep the guest's CPU from running for a while, which
  * the ticker sees as a gap too: an operation is tried up to three times
  * and fails only if every try starves the ticker.
  */
+#include <pthread.h>
 #include <sched.h>
 #include <sys/wait.h>
 
@@ -69,6 +75,27 @@ static size_t huge_len(void)
 	return (s ? strtoul(s, NULL, 0) : 256) << 30;
 }
 
+/*
+ * The remap range: 2^22 pages (16 GiB, 8192 page tables), 2^19 on the
+ * debug kernel, or NL_LATENCY_REMAP_PAGES.  Writing the entries of a fresh
+ * range costs about 0.1 us a page in a TCG guest: a remap that did not
+ * reschedule would keep the ticker waiting for the whole of it.
+ */
+static size_t remap_pages(void)
+{
+	const char *s = getenv("NL_LATENCY_REMAP_PAGES");
+	struct utsname u;
+
+	if (s)
+		return strtoul(s, NULL, 0);
+	if (!uname(&u) && strstr(u.release, "-debug"))
+		return 1 << 19;
+	return 1 << 22;
+}
+
+/* Pages the other thread faults in, before the remap range */
+#define STREAMED 4096
+
 static int pin_cpu0(void)
 {
 	cpu_set_t set;
@@ -110,8 +137,100 @@ static double worst_gap(struct timing *t)
 	return worst;
 }
 
-enum op { OP_PAGEOUT, OP_PUNCH, OP_REMOVE };
-static const char *const op_name[] = { "MADV_PAGEOUT", "hole punch", "MADV_REMOVE" };
+enum op { OP_PAGEOUT, OP_PUNCH, OP_REMOVE, OP_REMAP };
+static const char *const op_name[] = { "MADV_PAGEOUT", "hole punch", "MADV_REMOVE",
+				       "remap_file_pages()" };
+
+/* Waits until the ticker runs, so that it sees the whole operation */
+static void wait_for_ticker(struct timing *t)
+{
+	long first = t->ticks;
+
+	while (t->ticks < first + 3)
+		usleep(1000);
+}
+
+/* A thread faulting pages of a mapping in until told to stop */
+struct streamer {
+	char *map;
+	volatile int stop;
+	long passes;
+};
+
+/*
+ * Drops and faults in again the first STREAMED pages of s->map, over and
+ * over, from the last CPU (CPU 0 when there is no other).
+ */
+static void *stream_pages(void *arg)
+{
+	struct streamer *s = arg;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t page = nl_pagesize();
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpus > 1 ? (int)cpus - 1 : 0, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	while (!s->stop) {
+		madvise(s->map, STREAMED * page, MADV_DONTNEED);
+		for (size_t i = 0; i < STREAMED && !s->stop; i++)
+			(void)*(volatile uint64_t *)(s->map + i * page);
+		s->passes++;
+	}
+	return NULL;
+}
+
+/*
+ * The remap: a nonlinear mapping of a sparse memfd, STREAMED pages that
+ * another thread keeps faulting in, then remap_pages() pages remapped
+ * whole to the second half of the file.  Returns 0 or where it failed.
+ */
+static int remap_while_streamed(struct timing *t)
+{
+	size_t page = nl_pagesize(), n = remap_pages(), all = STREAMED + n;
+	struct streamer s = { 0 };
+	pthread_t reader;
+	char *range;
+	int fd, err = 0;
+
+	fd = nl_memfd("nl_latency", 2 * all, false);
+	if (fd < 0 || nl_stamp_fd(fd, 0, STREAMED, 0, false))
+		return 70;
+	/* The file pages that the addresses checked below show after it */
+	for (size_t i = 0; i < n; i += n / 8)
+		if (nl_stamp_fd(fd, all + i, 1, 0, false))
+			return 71;
+	s.map = mmap(NULL, all * page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+	if (s.map == MAP_FAILED)
+		return 72;
+	range = s.map + STREAMED * page;
+	/* Nonlinear from here on: the remap below takes the read side */
+	if (nl_remap(s.map + (all - 1) * page, page, 0, 2 * all - 1, MAP_NONBLOCK))
+		return 73;
+	if (pthread_create(&reader, NULL, stream_pages, &s))
+		return 74;
+	wait_for_ticker(t);
+	t->op_start = nl_now();
+	if (nl_remap(range, n * page, 0, all, MAP_NONBLOCK))
+		err = 75;
+	t->op_end = nl_now();
+	s.stop = 1;
+	pthread_join(reader, NULL);
+	wait_for_ticker(t);
+	if (err)
+		return err;
+	/* The faults went on beside the remap */
+	if (!s.passes)
+		return 76;
+	printf("# the other thread faulted its %d pages in %ld times\n", STREAMED, s.passes);
+	for (size_t i = 0; i < STREAMED; i += 97)
+		if (*(volatile uint64_t *)(s.map + i * page) != NL_STAMP(i, 0))
+			return 77;
+	for (size_t i = 0; i < n; i += n / 8)
+		if (*(volatile uint64_t *)(range + i * page) != NL_STAMP(all + i, 0))
+			return 78;
+	return 0;
+}
 
 /* A page shown at @n + 1 addresses, all faulted in; NULL on failure */
 static char *aliased_page(int *fd, size_t n)
@@ -134,15 +253,6 @@ static char *aliased_page(int *fd, size_t n)
 	return map;
 }
 
-/* Waits until the ticker runs, so that it sees the whole operation */
-static void wait_for_ticker(struct timing *t)
-{
-	long first = t->ticks;
-
-	while (t->ticks < first + 3)
-		usleep(1000);
-}
-
 /*
  * The worker: sets up as uid NOBODY, then runs @op between op_start and
  * op_end.  Exit status 0, or where it failed.
@@ -155,6 +265,8 @@ static int worker(struct timing *t, enum op op)
 
 	if (pin_cpu0() || drop_privileges())
 		return 40;
+	if (op == OP_REMAP)
+		return remap_while_streamed(t);
 	if (op == OP_REMOVE) {
 		fd = nl_memfd("nl_latency", 1, true);
 		if (fd < 0)
@@ -272,6 +384,8 @@ static void check_op(struct __test_metadata *_metadata, enum op op)
 		ASSERT_EQ(0, run_once(op, &gap, &took));
 		if (op == OP_REMOVE)
 			printf("# %s of %zu GiB", op_name[op], huge_len() >> 30);
+		else if (op == OP_REMAP)
+			printf("# %s of %zu pages beside faults", op_name[op], remap_pages());
 		else
 			printf("# %s of a page at %zu addresses", op_name[op], aliases() + 1);
 		printf(" as uid %d: %.3f s, ticker gap %.3f s\n", NOBODY, took, gap);
@@ -301,6 +415,11 @@ TEST(hole_punch_of_many_aliases_reschedules)
 TEST(madv_remove_of_huge_sparse_range_reschedules)
 {
 	check_op(_metadata, OP_REMOVE);
+}
+
+TEST(remap_of_huge_range_beside_faults_reschedules)
+{
+	check_op(_metadata, OP_REMAP);
 }
 
 NL_HARNESS_MAIN
