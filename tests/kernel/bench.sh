@@ -15,17 +15,22 @@
 #          run (2 vCPUs): one thread's fault rate in a nonlinear VMA while
 #          another cycles guard remaps on its own window, over the same
 #          with MADV_DONTNEED cycles (the read-side floor; goal >= 0.9);
+#   cycle  build/tests/kernel/bench_cycle_threads in the same patched guest
+#          run: every vCPU's thread cycles guard remaps on its own window
+#          of one VMA, against the same with MADV_DONTNEED cycles; cycles
+#          per second with 1 and with all threads, TLB shootdowns per cycle;
 #   memcg  tests/kernel/bench_memcg.sh in its own patched guest
 #          (--memcg-mem MiB, default 3072; 3 GiB swap): memdbg holding
 #          --memcg-blocks live blocks (default 300000) under a memory.max of
 #          a quarter of its RSS, nonlinear backend against mprotect.
 # Figures, not pass/fail.
 #
-#   tests/kernel/bench.sh [--kernels "patched stock"] [--parts "remap guard fault memcg"] [--reps N]
-#                         [--guards "1000 10000 50000"] [--max-map N] [--out FILE]
-#                         [--memcg-blocks N] [--memcg-mem MIB] [PAGES...]
+#   tests/kernel/bench.sh [--kernels "patched stock"] [--parts "remap guard fault cycle memcg"]
+#                         [--reps N] [--cpus N] [--guards "1000 10000 50000"] [--max-map N]
+#                         [--out FILE] [--memcg-blocks N] [--memcg-mem MIB] [PAGES...]
 #
-# PAGES (bench_remap) default to 1000 10000 60000.  --out also writes the
+# PAGES (bench_remap) default to 1000 10000 60000.  --cpus sets the vCPUs
+# of the remap/guard/fault/cycle guests (default 2).  --out also writes the
 # tables as a markdown fragment to FILE (e.g. for docs/).  Run from the
 # repository root after 'make kernel-bench'; boots one guest at a time.
 set -uo pipefail
@@ -34,7 +39,8 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo" || exit 2
 build=${BUILD:-build}
 kernels="patched stock"
-parts="remap guard fault memcg"
+parts="remap guard fault cycle memcg"
+cpus=2
 memcg_blocks=300000
 memcg_mem=3072
 reps=3
@@ -47,12 +53,13 @@ while [ $# -gt 0 ]; do
 	--kernels) kernels=$2; shift 2 ;;
 	--parts) parts=$2; shift 2 ;;
 	--reps) reps=$2; shift 2 ;;
+	--cpus) cpus=$2; shift 2 ;;
 	--guards) guards=$2; shift 2 ;;
 	--max-map) max_map=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--memcg-blocks) memcg_blocks=$2; shift 2 ;;
 	--memcg-mem) memcg_mem=$2; shift 2 ;;
-	-h | --help) sed -n '2,27s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,35s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	-*) echo "$0: unknown option '$1'" >&2; exit 2 ;;
 	*) sizes+=("$1"); shift ;;
 	esac
@@ -61,10 +68,11 @@ done
 prog=$build/tests/kernel/bench_remap
 gprog=$build/tests/kernel/bench_guard
 fprog=$build/tests/kernel/bench_fault_remap
+cprog=$build/tests/kernel/bench_cycle_threads
 want_part() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 mprog=$build/tests/kernel/bench_memcg_heap
 for p in $(want_part remap && echo "$prog") $(want_part guard && echo "$gprog") \
-	$(want_part fault && echo "$fprog") \
+	$(want_part fault && echo "$fprog") $(want_part cycle && echo "$cprog") \
 	$(want_part memcg && echo "$mprog $build/libmemdbg.so"); do
 	if [ ! -x "$p" ]; then
 		echo "$0: $p is missing: run 'make kernel-bench' first" >&2
@@ -82,7 +90,7 @@ trap 'rm -rf "$tmp"' EXIT
 status=0
 echo "# host: $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs (TCG guests: figures move with host load)"
 for k in $kernels; do
-	want_part remap || want_part guard || want_part fault || continue
+	want_part remap || want_part guard || want_part fault || want_part cycle || continue
 	echo "== $k kernel"
 	# The guest runs the same binaries; -k adds key=value lines for the summaries.
 	cmd="echo \"# guest: \$(uname -r), \$(nproc) CPUs\""
@@ -93,8 +101,9 @@ for k in $kernels; do
 		[ -n "$big_guards" ] && cmd+="; $gprog -r $reps -M $max_map -k$big_guards"
 	fi
 	want_part fault && [ "$k" != stock ] && cmd+="; $fprog -r $reps -k"
-	if kernel/scripts/vm-run.sh --kernel "$k" --timeout "${VM_TIMEOUT:-900}" -- "$cmd" >"$tmp/$k.out"; then
-		grep -v '^bench \|^benchguard \|^benchfault ' "$tmp/$k.out"
+	want_part cycle && [ "$k" != stock ] && cmd+="; $cprog -r $reps -k"
+	if kernel/scripts/vm-run.sh --kernel "$k" --cpus "$cpus" --timeout "${VM_TIMEOUT:-900}" -- "$cmd" >"$tmp/$k.out"; then
+		grep -v '^bench \|^benchguard \|^benchfault \|^benchcycle ' "$tmp/$k.out"
 	else
 		rc=$?
 		cat "$tmp/$k.out"
@@ -192,7 +201,7 @@ if [ -n "$out" ]; then
 			echo "### $k kernel"
 			echo
 			echo '```'
-			grep -v '^bench \|^benchguard \|^benchfault ' "$tmp/$k.out"
+			grep -v '^bench \|^benchguard \|^benchfault \|^benchcycle ' "$tmp/$k.out"
 			echo '```'
 		done
 		if [ -s "$tmp/memcg.out" ]; then
