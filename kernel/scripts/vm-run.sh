@@ -20,6 +20,9 @@
 #   --mem MIB                           [VM_MEM]      default 2048
 #   --cpus N                            [VM_CPUS]     default 2
 #   --swap MIB                          [VM_SWAP]     default 2048
+#   --swap-iops N                       [VM_SWAP_IOPS] throttle the swap device to N
+#                                                     requests per second (default: none),
+#                                                     so that swap-in holds a fault for a while
 #   --kvm auto|on|off                   [VM_KVM]      default auto (probe)
 #   --cpu-model MODEL                   [VM_CPU_MODEL] TCG only: qemu -cpu value, default max
 #                                                     (e.g. 'max,vendor=GenuineIntel' makes the
@@ -45,6 +48,7 @@ timeout=${VM_TIMEOUT:-300}
 mem=${VM_MEM:-2048}
 cpus=${VM_CPUS:-2}
 swap_mib=${VM_SWAP:-2048}
+swap_iops=${VM_SWAP_IOPS:-}
 kvm=${VM_KVM:-auto}
 cpu_model=${VM_CPU_MODEL:-max}
 console=${VM_CONSOLE:-0}
@@ -63,6 +67,7 @@ while [ $# -gt 0 ]; do
 	--mem) need_value "$@"; mem=$2; shift 2 ;;
 	--cpus) need_value "$@"; cpus=$2; shift 2 ;;
 	--swap) need_value "$@"; swap_mib=$2; shift 2 ;;
+	--swap-iops) need_value "$@"; swap_iops=$2; shift 2 ;;
 	--kvm) need_value "$@"; kvm=$2; shift 2 ;;
 	--cpu-model) need_value "$@"; cpu_model=$2; shift 2 ;;
 	--env) need_value "$@"; pass_env+=" $2"; shift 2 ;;
@@ -80,6 +85,13 @@ cmd=$*
 for n in timeout mem cpus swap_mib; do
 	[[ ${!n} =~ ^[1-9][0-9]*$ ]] || die "$n must be a positive integer, got '${!n}'"
 done
+[ -z "$swap_iops" ] || [[ $swap_iops =~ ^[1-9][0-9]*$ ]] ||
+	die "--swap-iops must be a positive integer, got '$swap_iops'"
+# QEMU's throttle lets a burst of a tenth of a second through by default:
+# a burst of one request makes every request wait its turn.
+swap_throttle=
+[ -z "$swap_iops" ] ||
+	swap_throttle=",throttling.iops-total=$swap_iops,throttling.iops-total-max=$swap_iops,throttling.iops-total-max-length=1"
 case $kvm in auto | on | off) ;; *) die "--kvm takes auto, on or off, got '$kvm'" ;; esac
 
 flavour_lock=
@@ -173,7 +185,7 @@ qemu_cmd() {
 		-device "virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot"
 		-fsdev "local,id=share,path=$1,security_model=none,multidevs=remap"
 		-device "virtio-9p-pci,fsdev=share,mount_tag=memdbgshare"
-		-drive "file=$swap_img,format=raw,if=virtio,snapshot=on"
+		-drive "file=$swap_img,format=raw,if=virtio,snapshot=on$swap_throttle"
 		-append "console=ttyS0,115200 root=hostroot rootfstype=9p rootflags=trans=virtio,version=9p2000.L,cache=loose,msize=262144 ro init=$repo/kernel/scripts/guest-init.sh panic=-1 numa=fake=2 no_timer_check pci=noacpi $append"
 	)
 }
