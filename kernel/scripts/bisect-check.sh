@@ -93,6 +93,7 @@ chgprot_stress_test     *                                              11  long
 nl_index_test           idx.*_vector                                   14  -
 nl_index_test           *                                              13  -
 nl_index_latency_test   global.remap_of_huge_range_beside_faults_*     15  -
+nl_link_race_test       *                                              15  -
 nl_index_latency_test   *                                              13  -
 nl_index_copy_test      *                                              12  -
 nl_index_leak_test      *                                              12  -
