@@ -15,6 +15,6 @@ kernel-bench: $(BUILD)/tests/kernel/bench_remap $(BUILD)/tests/kernel/bench_guar
 	      $(BUILD)/tests/kernel/bench_fault_remap $(BUILD)/tests/kernel/bench_cycle_threads \
 	      $(BUILD)/tests/kernel/bench_rmap $(BUILD)/tests/kernel/bench_memcg_heap
 
-$(BUILD)/tests/kernel/bench_%: tests/kernel/bench_%.c tests/kernel/bench_clock.h
+$(BUILD)/tests/kernel/bench_%: tests/kernel/bench_%.c tests/kernel/bench_clock.h tests/kernel/bench_nonlinear.h tests/kernel/read_number.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) -o $@ $< -lpthread

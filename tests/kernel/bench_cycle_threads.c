@@ -47,12 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef MAP_CHGPROT
-#define MAP_CHGPROT 0x400000
-#endif
-#ifndef MAP_NONBLOCK
-#define MAP_NONBLOCK 0x10000
-#endif
+#include "bench_nonlinear.h"
 
 #define MAX_THREADS 64
 
@@ -74,19 +69,6 @@ struct worker {
 	long cycles;
 	double seconds;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int remap(void *addr, size_t len, unsigned long prot, size_t pgoff, int flags)
-{
-	return (int)syscall(__NR_remap_file_pages, addr, len, prot, pgoff, flags);
-}
 
 /* TLB shootdown interrupts so far, all CPUs; -1 where /proc has no row. */
 static long tlb_shootdowns(void)
@@ -126,12 +108,9 @@ static void *cycler(void *arg)
 	struct bench *b = w->b;
 	size_t first = (size_t)w->index * b->window, i = 0;
 	long cycles = 0;
-	cpu_set_t set;
 	double t0;
 
-	CPU_ZERO(&set);
-	CPU_SET(w->index, &set);
-	sched_setaffinity(0, sizeof(set), &set);
+	pin(w->index);
 	pthread_barrier_wait(&b->start);
 	t0 = now_s();
 	while (!atomic_load_explicit(&b->stop, memory_order_relaxed)) {
@@ -202,31 +181,6 @@ static int run_mode(struct bench *b, enum cycle_mode mode, int threads, double s
 	res->ipis_per_cycle = ipis0 < 0 || ipis1 < 0 || !cycles ? -1 :
 			      (double)(ipis1 - ipis0) / (double)cycles;
 	return 0;
-}
-
-/* Is the VMA at @addr nonlinear ("nl" in its smaps VmFlags)? */
-static bool vma_is_nonlinear(const void *addr)
-{
-	FILE *f = fopen("/proc/self/smaps", "r");
-	char line[1024];
-	bool in = false, nl = false;
-
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-
-		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
-			in = (unsigned long)addr >= lo && (unsigned long)addr < hi;
-			continue;
-		}
-		if (in && !strncmp(line, "VmFlags:", 8)) {
-			nl = strstr(line, " nl") != NULL;
-			break;
-		}
-	}
-	fclose(f);
-	return nl;
 }
 
 static bool parse_positive(const char *s, double *out)

@@ -47,12 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef MAP_CHGPROT
-#define MAP_CHGPROT 0x400000
-#endif
-#ifndef MAP_NONBLOCK
-#define MAP_NONBLOCK 0x10000
-#endif
+#include "bench_nonlinear.h"
 
 enum cycle_mode { CYCLE_GUARD, CYCLE_DONTNEED };
 static const char *const mode_name[] = { "guard", "dontneed" };
@@ -68,28 +63,6 @@ struct run {
 	long faults, cycles;	/* A's first touches, B's cycles */
 	double a_seconds, b_seconds;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int remap(void *addr, size_t len, unsigned long prot, size_t pgoff, int flags)
-{
-	return (int)syscall(__NR_remap_file_pages, addr, len, prot, pgoff, flags);
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
 
 static void *faulter(void *arg)
 {
@@ -177,31 +150,6 @@ static int run_mode(struct run *r, enum cycle_mode mode, double seconds)
 		return -1;
 	}
 	return 0;
-}
-
-/* Is the VMA at @addr nonlinear ("nl" in its smaps VmFlags)? */
-static bool vma_is_nonlinear(const void *addr)
-{
-	FILE *f = fopen("/proc/self/smaps", "r");
-	char line[1024];
-	bool in = false, nl = false;
-
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-
-		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
-			in = (unsigned long)addr >= lo && (unsigned long)addr < hi;
-			continue;
-		}
-		if (in && !strncmp(line, "VmFlags:", 8)) {
-			nl = strstr(line, " nl") != NULL;
-			break;
-		}
-	}
-	fclose(f);
-	return nl;
 }
 
 int main(int argc, char **argv)

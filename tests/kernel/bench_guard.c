@@ -46,13 +46,7 @@
 #include <unistd.h>
 
 #include "bench_clock.h"
-
-#ifndef MAP_CHGPROT
-#define MAP_CHGPROT 0x400000
-#endif
-#ifndef MAP_NONBLOCK
-#define MAP_NONBLOCK 0x10000
-#endif
+#include "bench_nonlinear.h"
 
 static size_t page;
 
@@ -105,19 +99,6 @@ static long vma_slab_settled(void)
 		prev = cur;
 	}
 	return prev;
-}
-
-static long read_long(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
 }
 
 static int write_long(const char *path, long v)

@@ -42,34 +42,10 @@
  */
 static int failslab_arm(int times, bool xarray_only)
 {
-	char n[32];
-
-	snprintf(n, sizeof(n), "%d", times);
 	if (nl_write_file(NL_RADIX_SLAB_DIR "/failslab", xarray_only ? "1" : "0") ||
-	    nl_write_file(FAILSLAB "cache-filter", xarray_only ? "Y" : "N") ||
-	    nl_write_file(FAILSLAB "probability", "100") ||
-	    nl_write_file(FAILSLAB "interval", "1") ||
-	    nl_write_file(FAILSLAB "space", "0") ||
-	    nl_write_file(FAILSLAB "verbose", "0") ||
-	    nl_write_file(FAILSLAB "task-filter", "Y") ||
-	    nl_write_file(FAILSLAB "ignore-gfp-wait", "N") ||
-	    nl_write_file(FAILSLAB "times", n))
+	    nl_failslab_arm(times, xarray_only))
 		return -1;
 	return nl_write_file("/proc/self/make-it-fail", "1");
-}
-
-/* The number in @path, or -1 */
-static long read_long(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
 }
 
 /* Stops the injection; returns how many of the failures were not used */

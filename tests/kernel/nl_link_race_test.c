@@ -67,19 +67,6 @@ struct attempt {
 	uint64_t f1_value;		/* what F1's read returned */
 };
 
-static long read_long(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
 static void pin_to(int cpu)
 {
 	cpu_set_t set;
@@ -166,21 +153,6 @@ static void *f2_fault(void *arg)
 	(void)*(volatile uint64_t *)a->x;
 	/* make-it-fail goes with the thread, which ends here */
 	return NULL;
-}
-
-static int failslab_arm(void)
-{
-	char n[32];
-
-	snprintf(n, sizeof(n), "%ld", FAILS_ARMED);
-	return nl_write_file(FAILSLAB "cache-filter", "N") ||
-	       nl_write_file(FAILSLAB "probability", "100") ||
-	       nl_write_file(FAILSLAB "interval", "1") ||
-	       nl_write_file(FAILSLAB "space", "0") ||
-	       nl_write_file(FAILSLAB "verbose", "0") ||
-	       nl_write_file(FAILSLAB "task-filter", "Y") ||
-	       nl_write_file(FAILSLAB "ignore-gfp-wait", "N") ||
-	       nl_write_file(FAILSLAB "times", n) ? -1 : 0;
 }
 
 static void failslab_disarm(void)
@@ -293,7 +265,7 @@ static enum outcome one_attempt(const char **why)
 	if (thread_state(a.f1_tid) == 'D')
 		f1_after_remap++;
 	/* F2 faults at X with every allocation failing */
-	if (failslab_arm()) {
+	if (nl_failslab_arm(FAILS_ARMED, false)) {
 		*why = "failslab";
 		out = RACE_NOT_SET_UP;
 		goto join;

@@ -38,6 +38,7 @@
  */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
+#include "read_number.h"
 /*
  * The harness's TEST_F() wrappers (expanded in each test file) trip
  * -Wclobbered on their own setjmp(); the variables of ours that live
@@ -109,6 +110,29 @@ static inline int nl_write_file(const char *path, const char *text)
 	w = write(fd, text, (size_t)len);
 	close(fd);
 	return w == len ? 0 : -1;
+}
+
+#define NL_FAILSLAB "/sys/kernel/debug/failslab/"
+
+/*
+ * Arms slab fault injection (CONFIG_FAILSLAB, root): the next @times slab
+ * allocations of tasks with make-it-fail set fail, silently, whatever
+ * their gfp flags; with @cache_filter, only in caches marked failslab.
+ * Returns 0, or -1 if a setting could not be written.
+ */
+static inline int nl_failslab_arm(long times, bool cache_filter)
+{
+	char n[32];
+
+	snprintf(n, sizeof(n), "%ld", times);
+	return nl_write_file(NL_FAILSLAB "cache-filter", cache_filter ? "Y" : "N") ||
+	       nl_write_file(NL_FAILSLAB "probability", "100") ||
+	       nl_write_file(NL_FAILSLAB "interval", "1") ||
+	       nl_write_file(NL_FAILSLAB "space", "0") ||
+	       nl_write_file(NL_FAILSLAB "verbose", "0") ||
+	       nl_write_file(NL_FAILSLAB "task-filter", "Y") ||
+	       nl_write_file(NL_FAILSLAB "ignore-gfp-wait", "N") ||
+	       nl_write_file(NL_FAILSLAB "times", n) ? -1 : 0;
 }
 
 /*
