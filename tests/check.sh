@@ -28,7 +28,7 @@ suites=(
 	"guest-patched|host|kernel/scripts/vm-run.sh --kernel patched --timeout ${GUEST_TIMEOUT:-1800} -- tests/guest/run.sh patched"
 	"guest-debug|host|kernel/scripts/vm-run.sh --kernel debug --timeout ${GUEST_TIMEOUT:-2400} -- tests/guest/run.sh debug"
 	"guest-stock|host|kernel/scripts/vm-run.sh --kernel stock --timeout ${GUEST_TIMEOUT:-1200} -- tests/guest/run.sh stock"
-	"guest-races|host|kernel/scripts/vm-run.sh --kernel debug --swap-iops 50 --timeout ${GUEST_TIMEOUT:-600} -- env NL_LINK_RACE_SECONDS=30 NL_LINK_RACE_MIN_OPEN=20 $build/tests/kernel/nl_link_race_test"
+	"guest-races|host|kernel/scripts/vm-run.sh --kernel debug --swap-iops 20 --timeout ${GUEST_TIMEOUT:-600} -- env NL_LINK_RACE_SECONDS=30 NL_LINK_RACE_MIN_OPEN=10 $build/tests/kernel/nl_link_race_test"
 )
 
 # The suites started first and run beside the others.  A TCG guest keeps
