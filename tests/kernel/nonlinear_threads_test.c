@@ -304,4 +304,84 @@ TEST(mlock_while_guard_flips)
 	free(f);
 }
 
+/*
+ * A thread that keeps writing to a page of the layout a remap replaces
+ * refaults it through the old entry whenever the remap's zap has taken it
+ * away; the remap, which zaps again when it finds a page mapped ahead of
+ * its pass and restarts after three zaps of one page table, must still
+ * finish, and leave the new layout.  Asked by a review of the read-side
+ * remap: the writer must not hold it off for good.  One writer per
+ * position: the start of the range, the last page of its first page
+ * table, the middle and the end.
+ */
+#define WRITER_PAGES 16384	/* 64 MiB: 32 page tables */
+#define WRITER_LIMIT_S 30.0
+
+struct old_page_writer {
+	char *addr;
+	atomic_bool stop;
+	atomic_long writes;
+};
+
+static void *old_page_writer(void *arg)
+{
+	struct old_page_writer *w = arg;
+
+	pin_to_cpu(1);
+	while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
+		/* The last byte: the stamps the test checks are at the start */
+		*(volatile char *)(w->addr + nl_pagesize() - 1) = 1;
+		atomic_fetch_add_explicit(&w->writes, 1, memory_order_relaxed);
+	}
+	return NULL;
+}
+
+TEST(remap_beside_writer_of_an_old_page_finishes)
+{
+	static const size_t at[] = { 0, 511, WRITER_PAGES / 2, WRITER_PAGES - 1 };
+	size_t page = nl_pagesize(), len = WRITER_PAGES * page;
+	int fd;
+	char *map;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs 2 CPUs");
+	fd = nl_memfd("nl_old_page_writer", WRITER_PAGES + 1, false);
+	ASSERT_LE(0, fd);
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_EQ(0, nl_stamp_fd(fd, 0, WRITER_PAGES + 1, 0, false));
+	/* Nonlinear before timing: the remaps below take the read side */
+	ASSERT_EQ(0, nl_remap(map, page, 0, 1, MAP_NONBLOCK));
+	EXPECT_NONLINEAR(map, len);
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		struct old_page_writer w = { .addr = map + at[i] * page };
+		uint64_t want = NL_STAMP(at[i] + 1, 0), got;
+		pthread_t th;
+		double t0, secs;
+
+		/* The linear layout, all of it mapped; the new one is shifted by a page */
+		ASSERT_EQ(0, nl_remap(map, len, 0, 0, MAP_NONBLOCK));
+		ASSERT_EQ(0, madvise(map, len, MADV_POPULATE_WRITE));
+		ASSERT_EQ(0, pthread_create(&th, NULL, old_page_writer, &w));
+		while (atomic_load(&w.writes) < 1000)
+			;
+		pin_to_cpu(0);
+		t0 = nl_now();
+		EXPECT_EQ(0, nl_remap(map, len, 0, 1, MAP_NONBLOCK)) TH_LOG("remap: %s", strerror(errno));
+		secs = nl_now() - t0;
+		atomic_store(&w.stop, true);
+		pthread_join(th, NULL);
+		TH_LOG("writer at page %zu: remap of %d pages took %.3f s beside %ld writes", at[i],
+		       WRITER_PAGES, secs, atomic_load(&w.writes));
+		EXPECT_GT(WRITER_LIMIT_S, secs);
+		/* The written address now shows the next file page */
+		got = *(volatile uint64_t *)(map + at[i] * page);
+		EXPECT_EQ(want, got) TH_LOG("page %zu shows %#llx", at[i], (unsigned long long)got);
+		if (at[i] + 1 < WRITER_PAGES)
+			EXPECT_EQ(NL_STAMP(at[i] + 2, 0), *(volatile uint64_t *)(map + (at[i] + 1) * page));
+	}
+	munmap(map, len);
+	close(fd);
+}
+
 NL_HARNESS_MAIN
